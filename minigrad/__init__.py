@@ -1,0 +1,34 @@
+"""minigrad: a small, readable autograd framework on NumPy, with attention and the Transformer.
+
+    import minigrad as mg
+    x = mg.randn(3, 4, requires_grad=True)
+    (x.softmax(dim=-1) * mg.arange(4.0)).sum().backward()
+    x.grad
+
+The layers of the design: tensor.py (the Tensor), function.py (the op base class), engine.py
+(backward), ops/ (the primitive ops), gradcheck.py (finite-difference checks), then nn/ and optim/.
+"""
+from . import dtype as _dtype_module
+from .creation import (
+    arange, eye, from_numpy, full, full_like, ones, ones_like, rand, randint, randn, randperm, tensor,
+    zeros, zeros_like,
+)
+from .dtype import float32, float64, int32, int64, get_default_dtype, set_default_dtype
+from .dtype import bool_ as bool  # noqa: A001  (PyTorch's name: mg.bool)
+from .errors import ShapeError
+from .function import Function
+from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from .gradcheck import GradcheckError, gradcheck
+from .ops import (
+    abs, amax, amin, argmax, argmin, cat, chunk, clamp, exp, flatten, log, log_softmax, masked_fill,
+    matmul, max, maximum, mean, min, minimum, permute, relu, reshape, sigmoid, softmax, split, sqrt,
+    squeeze, stack, sum, tanh, transpose, tril, triu, unsqueeze, var, where,
+)
+from .random import manual_seed
+from .tensor import Tensor
+
+float = float32  # noqa: A001  (PyTorch's aliases)
+double = float64
+long = int64
+
+__version__ = "0.1.0"

@@ -1,0 +1,36 @@
+"""Data types: minigrad's dtypes are NumPy dtypes, under PyTorch's names."""
+import numpy as np
+
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+bool_ = np.dtype(np.bool_)
+
+_default_float = float32
+
+
+def get_default_dtype():
+    """The dtype of new floating point tensors (float32 unless changed)."""
+    return _default_float
+
+
+def set_default_dtype(dtype):
+    """Set the dtype of new floating point tensors; only float32 and float64 are allowed."""
+    global _default_float
+    dtype = to_dtype(dtype)
+    if dtype not in (float32, float64):
+        raise TypeError(f"set_default_dtype: only float32 or float64 can be the default, got {dtype}")
+    _default_float = dtype
+
+
+def to_dtype(dtype):
+    """Normalise anything NumPy understands as a dtype (np.float32, 'float64', mg.int64) to np.dtype."""
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"not a dtype: {dtype!r}") from None
+
+
+def is_floating(dtype):
+    return dtype.kind == "f"

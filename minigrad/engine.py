@@ -1,0 +1,107 @@
+"""Reverse-mode autodiff: order the graph, walk it backwards, accumulate gradients.
+
+The walk is iterative (a 100,000-op chain needs no recursion), visits each tensor once (graphs have
+diamonds), and adds up the gradients of a tensor used more than once. Inside the engine gradients
+are plain NumPy arrays; only a leaf's `.grad` is wrapped in a Tensor, which has no history.
+"""
+import numpy as np
+
+from .errors import ShapeError
+
+
+def topological_order(root):
+    """Tensors reachable from `root` through grad_fn, each after every tensor computed from it.
+
+    Depth-first with an explicit stack of (tensor, children_done) pairs; root comes first.
+    """
+    order = []
+    visited = set()
+    stack = [(root, False)]
+    while stack:
+        tensor, children_done = stack.pop()
+        if children_done:
+            order.append(tensor)
+            continue
+        if id(tensor) in visited:
+            continue
+        visited.add(id(tensor))
+        stack.append((tensor, True))
+        if tensor.grad_fn is not None:
+            for parent in tensor.grad_fn.parents:
+                if parent is not None and id(parent) not in visited:
+                    stack.append((parent, False))
+    order.reverse()
+    return order
+
+
+def sum_to_shape(grad, shape, op_name="backward"):
+    """Sum a broadcast gradient back to `shape`: the one place broadcasting is undone.
+
+    y = broadcast(x) copies each element of x to several places of y, so dL/dx is the sum of dL/dy
+    over those places: over the leading axes x lacks and over the axes where x has size 1.
+    """
+    if grad.shape == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, grad.shape[lead:])):
+        raise ShapeError(
+            f"{op_name}: gradient of shape {grad.shape} cannot be summed to the input's shape {shape}"
+        )
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
+    )
+    return grad.sum(axis=axes).reshape(shape)
+
+
+def backward(root, gradient, retain_graph=False):
+    """Accumulate d(root)/d(leaf) * gradient into `.grad` of every leaf that requires grad."""
+    from .tensor import Tensor
+
+    grads = {id(root): gradient}
+    for tensor in topological_order(root):
+        grad = grads.pop(id(tensor), None)
+        if grad is None:
+            continue
+        node = tensor.grad_fn
+        if node is None or tensor._retains_grad:
+            _accumulate(tensor, grad, Tensor)
+        if node is None:
+            continue
+        if node.freed:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time (through {node.name}): its saved "
+                "values were freed after the first backward. Pass retain_graph=True to the first "
+                "backward() if you need to call it again."
+            )
+        input_grads = type(node).backward(node, grad)
+        if not isinstance(input_grads, tuple):
+            input_grads = (input_grads,)
+        if len(input_grads) != len(node.parents):
+            raise RuntimeError(
+                f"{node.name}.backward returned {len(input_grads)} gradients, "
+                f"but forward had {len(node.parents)} inputs"
+            )
+        for parent, parent_grad in zip(node.parents, input_grads):
+            if parent is None or parent_grad is None:
+                continue
+            if type(parent_grad) is not np.ndarray:
+                parent_grad = np.asarray(parent_grad)
+            if parent_grad.shape != parent.data.shape:
+                parent_grad = sum_to_shape(parent_grad, parent.data.shape, node.name + ".backward")
+            if parent_grad.dtype != parent.data.dtype:
+                parent_grad = parent_grad.astype(parent.data.dtype)
+            key = id(parent)
+            if key in grads:
+                grads[key] = grads[key] + parent_grad
+            else:
+                grads[key] = parent_grad
+        if not retain_graph:
+            node.release()
+
+
+def _accumulate(tensor, grad, Tensor):
+    """tensor.grad += grad; the first gradient is copied, since `grad` may be shared with other tensors."""
+    if tensor.grad is None:
+        tensor.grad = Tensor._make(np.array(grad, dtype=tensor.data.dtype, copy=True))
+    else:
+        tensor.grad.data = tensor.grad.data + grad

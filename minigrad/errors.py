@@ -1,0 +1,9 @@
+"""Exceptions minigrad raises for bad input.
+
+`ShapeError` derives from both ValueError (the Python convention for a bad argument) and
+RuntimeError (what PyTorch raises for shape mismatches), so code written against either catches it.
+"""
+
+
+class ShapeError(ValueError, RuntimeError):
+    """Shapes that an operation cannot combine; the message names the operation and the shapes."""

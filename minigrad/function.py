@@ -1,0 +1,90 @@
+"""The op base class. One primitive op is one `Function` subclass with `forward` and `backward`.
+
+    class Cube(mg.Function):
+        @staticmethod
+        def forward(ctx, x):            # x is a NumPy array
+            ctx.save_for_backward(x)
+            return x ** 3
+        @staticmethod
+        def backward(ctx, grad):        # dL/dx = 3 x^2 * dL/dy
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * grad
+
+    y = Cube.apply(x)                   # x, y are Tensors
+
+`forward` receives NumPy arrays wherever the caller passed Tensors (other arguments pass through
+unchanged) and returns one array. `backward` receives dL/d(output), an array of the output's shape,
+and returns one gradient per positional input of `forward` (an array, or None where there is none).
+A gradient may have the broadcast shape of the op: the engine sums it back to the input's shape
+(`engine.sum_to_shape`), so no op reduces broadcast dimensions by hand.
+
+The Function instance itself is the `ctx` and becomes the output's `grad_fn`: the node of the graph.
+"""
+import numpy as np
+
+from . import grad_mode
+from .tensor import Tensor
+
+
+class Function:
+    def __init__(self):
+        self.parents = ()            # the Tensor inputs that need a gradient (None elsewhere)
+        self.needs_input_grad = ()   # one bool per positional input, as in PyTorch
+        self.saved_tensors = ()
+        self.freed = False           # set once backward ran without retain_graph
+
+    @property
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name}>"
+
+    def save_for_backward(self, *arrays):
+        self.saved_tensors = arrays
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("a Function subclass must define forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError("a Function subclass must define backward(ctx, grad)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run forward on the arrays inside `args` and, if any input needs a gradient, record the node."""
+        ctx = cls()
+        arrays = []
+        parents = []
+        any_grad = False
+        for arg in args:
+            if isinstance(arg, Tensor):
+                arrays.append(arg.data)
+                if arg.requires_grad:
+                    any_grad = True
+                    parents.append(arg)
+                    continue
+            else:
+                arrays.append(arg)
+            parents.append(None)
+        record = any_grad and grad_mode._GradMode.enabled
+        if record:
+            ctx.needs_input_grad = tuple(p is not None for p in parents)
+        out = cls.forward(ctx, *arrays, **kwargs)
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        result = Tensor._make(out)
+        if record:
+            if out.dtype.kind != "f":
+                raise TypeError(f"{cls.__name__}: an op recorded for backward must return floats, got {out.dtype}")
+            ctx.parents = tuple(parents)
+            result.grad_fn = ctx
+            result.requires_grad = True
+        return result
+
+    def release(self):
+        """Drop what backward needed; a later backward through this node raises instead of guessing."""
+        self.saved_tensors = None
+        self.parents = ()
+        self.freed = True

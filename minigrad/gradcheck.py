@@ -1,0 +1,168 @@
+"""Check analytic gradients against central finite differences, in float64.
+
+The outputs of `fn` are reduced to one number with fixed random weights, L = sum_k sum(R_k * out_k),
+so every element of every output counts (a plain sum() would feed all-ones and hide transpose and
+axis mistakes). Then for an input element x_i:
+
+    analytic  dL/dx_i  from backward()
+    numeric  (L(x_i + eps) - L(x_i - eps)) / (2 eps)       error O(eps^2)
+
+and they must agree within atol + rtol * |numeric|. Full mode checks every element of every input.
+Fast mode, for whole models, checks a few random directions u per input (the directional derivative
+grad . u against (L(x + eps u) - L(x - eps u)) / 2 eps) plus a random sample of single elements.
+"""
+import numpy as np
+
+from .grad_mode import no_grad
+from .tensor import Tensor
+
+
+class GradcheckError(RuntimeError):
+    """An analytic gradient disagrees with finite differences; the message says where and by how much."""
+
+
+def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, fast_mode=False,
+              n_directions=3, n_samples=8, seed=0):
+    """Compare dL/d(input) from backward() with central differences for every input that requires grad.
+
+    fn:      called as fn(*inputs); returns a Tensor or a tuple of Tensors.
+    inputs:  a Tensor, a sequence (non-Tensors are passed through), or a dict {name: Tensor}, e.g.
+             dict(model.named_parameters()) with an fn that ignores its arguments: the check perturbs
+             the tensors' own arrays in place and restores them.
+    Returns True; on a mismatch raises GradcheckError (or returns False if raise_exception=False).
+    """
+    names, values = _name_inputs(inputs)
+    checked = [(n, t) for n, t in zip(names, values) if isinstance(t, Tensor) and t.requires_grad]
+    if not checked:
+        raise ValueError("gradcheck: no input requires grad, so there is nothing to check")
+    for name, t in checked:
+        if t.dtype != np.float64:
+            raise ValueError(
+                f"gradcheck: input {name} is {t.dtype}; finite differences need float64 "
+                "(call .double() on inputs, or model.double())"
+            )
+    rng = np.random.default_rng(seed)
+    originals = [(t, t.data, t.grad) for _, t in checked]
+    for _, t in checked:  # a broadcast or read-only view would move several elements at once
+        if not t.data.flags.writeable or 0 in t.data.strides:
+            t.data = t.data.copy()
+    try:
+        weights = _output_weights(fn(*values), rng)
+
+        def loss():
+            with no_grad():
+                return _weighted_sum(fn(*values), weights)
+
+        analytic = _analytic_grads(fn, values, checked, weights)
+        failures = []
+        for (name, t), grad in zip(checked, analytic):
+            if fast_mode:
+                failures += _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions)
+                elements = rng.choice(t.data.size, size=min(n_samples, t.data.size), replace=False)
+            else:
+                elements = range(t.data.size)
+            failures += _check_elements(name, t, grad, loss, eps, atol, rtol, elements)
+    finally:
+        for t, data, grad in originals:
+            t.data, t.grad = data, grad
+    if failures:
+        message = failures[0] + (f"\n  ... and {len(failures) - 1} more mismatches" if len(failures) > 1 else "")
+        if raise_exception:
+            raise GradcheckError("gradcheck failed: " + message)
+        return False
+    return True
+
+
+def _name_inputs(inputs):
+    if isinstance(inputs, dict):
+        return [repr(k) for k in inputs], list(inputs.values())
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    inputs = list(inputs)
+    return [f"#{i}" for i in range(len(inputs))], inputs
+
+
+def _as_outputs(out):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if isinstance(o, Tensor) and o.dtype.kind == "f"]
+
+
+def _output_weights(out, rng):
+    outs = _as_outputs(out)
+    if not outs:
+        raise ValueError("gradcheck: fn returned no floating point tensor")
+    return [rng.standard_normal(o.shape) for o in outs]
+
+
+def _weighted_sum(out, weights):
+    return sum(float(np.sum(o.data.astype(np.float64) * w)) for o, w in zip(_as_outputs(out), weights))
+
+
+def _analytic_grads(fn, values, checked, weights):
+    for _, t in checked:
+        t.grad = None
+    outs = _as_outputs(fn(*values))
+    total = None
+    for o, w in zip(outs, weights):
+        if not o.requires_grad:
+            continue
+        term = (o * Tensor._make(w.astype(o.dtype))).sum()
+        total = term if total is None else total + term
+    if total is not None:
+        total.backward()
+    grads = []
+    for name, t in checked:
+        if t.grad is None:
+            grads.append(np.zeros(t.shape))
+            continue
+        if t.grad.shape != t.shape or t.grad.dtype != t.dtype:
+            raise GradcheckError(
+                f"gradcheck failed: input {name} has shape {t.shape} and dtype {t.dtype}, "
+                f"but its gradient has shape {t.grad.shape} and dtype {t.grad.dtype}"
+            )
+        grads.append(t.grad.data.copy())
+    return grads
+
+
+def _check_elements(name, t, grad, loss, eps, atol, rtol, elements):
+    failures = []
+    for i in elements:
+        index = np.unravel_index(i, t.shape)
+        original = t.data[index]
+        t.data[index] = original + eps
+        plus = loss()
+        t.data[index] = original - eps
+        minus = loss()
+        t.data[index] = original
+        numeric = (plus - minus) / (2 * eps)
+        analytic = float(grad[index])
+        if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
+            failures.append(_describe(name, t, f"element {tuple(int(k) for k in index)}", analytic, numeric, atol, rtol))
+    return failures
+
+
+def _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions):
+    failures = []
+    original = t.data.copy()
+    for k in range(n_directions):
+        u = rng.standard_normal(t.shape)
+        u /= np.linalg.norm(u) or 1.0
+        t.data[...] = original + eps * u
+        plus = loss()
+        t.data[...] = original - eps * u
+        minus = loss()
+        t.data[...] = original
+        numeric = (plus - minus) / (2 * eps)
+        analytic = float(np.sum(grad * u))
+        if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
+            failures.append(_describe(name, t, f"random direction {k}", analytic, numeric, atol, rtol))
+    return failures
+
+
+def _describe(name, t, where, analytic, numeric, atol, rtol):
+    allowed = atol + rtol * abs(numeric)
+    return (
+        f"input {name} (shape {t.shape}), {where}: analytic gradient {analytic:.10g}, "
+        f"numeric {numeric:.10g}, difference {abs(analytic - numeric):.3g} > allowed {allowed:.3g} "
+        f"(atol {atol:g} + rtol {rtol:g} * |numeric|)"
+    )

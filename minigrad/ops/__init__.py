@@ -1,0 +1,23 @@
+"""The primitive ops, one family per file; each op is a Function with forward and backward adjacent.
+
+    elementwise.py  + - * / ** maximum minimum, comparisons
+    unary.py        exp log sqrt tanh sigmoid relu abs clamp, dtype casts
+    reduction.py    sum mean var amax amin max min argmax argmin
+    matmul.py       batched, broadcasting matrix product
+    shape.py        reshape transpose permute unsqueeze squeeze expand flatten contiguous
+    indexing.py     x[index], masked_fill, where, tril, triu
+    join.py         cat stack split chunk
+    softmax.py      softmax log_softmax (fused)
+"""
+from .elementwise import (
+    add, div, eq, ge, gt, le, logical_and, logical_not, logical_or, lt, maximum, minimum, mul, ne,
+    neg, pow, sub,
+)
+from .indexing import getitem, masked_fill, tril, triu, where
+from .join import cat, chunk, split, stack
+from .matmul import matmul
+from .reduction import amax, amin, argmax, argmin, max, mean, min, sum, var
+from .shape import contiguous, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
+from .softmax import log_softmax, softmax
+from .unary import abs, clamp, exp, log, relu, sigmoid, sqrt, tanh, to_dtype
+from .util import normalize_dim, normalize_dims

@@ -1,0 +1,245 @@
+"""Binary arithmetic with NumPy broadcasting, and comparisons (which have no gradient).
+
+Each backward returns gradients in the broadcast (output) shape; the engine's `sum_to_shape`
+reduces them to each input's shape.
+"""
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+from ..tensor import Tensor
+from .util import promote, shape_of
+
+
+def _broadcast_error(op, a, b):
+    return ShapeError(
+        f"{op}: shapes {shape_of(a)} and {shape_of(b)} cannot be broadcast together "
+        "(each dim must be equal, or 1 in one of them)"
+    )
+
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        try:
+            return a + b
+        except ValueError:
+            raise _broadcast_error("add", a, b) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(a + b)/da = 1, d(a + b)/db = 1
+        return grad, grad
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        try:
+            return a - b
+        except ValueError:
+            raise _broadcast_error("sub", a, b) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(a - b)/da = 1, d(a - b)/db = -1
+        return grad, -grad
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        try:
+            return a * b
+        except ValueError:
+            raise _broadcast_error("mul", a, b) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(a * b)/da = b, d(a * b)/db = a
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (grad * b if need_a else None), (grad * a if need_b else None)
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        try:
+            return a / b
+        except ValueError:
+            raise _broadcast_error("div", a, b) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(a / b)/da = 1 / b, d(a / b)/db = -a / b^2
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad / b if need_a else None
+        grad_b = -grad * a / (b * b) if need_b else None
+        return grad_a, grad_b
+
+
+class Pow(Function):
+    """a ** b where the exponent b is a tensor (or the base a is a plain number)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        try:
+            out = np.power(a, b)
+        except ValueError:
+            raise _broadcast_error("pow", a, b) from None
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(a^b)/da = b * a^(b-1), d(a^b)/db = a^b * log(a)
+        a, b, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad * b * np.power(a, b - 1) if need_a else None
+        grad_b = None
+        if need_b:
+            # where a == 0 the term a^b log a has limit 0 (for b > 0); avoid 0 * -inf = nan
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_a = np.log(np.where(a == 0, 1, a))
+            grad_b = grad * out * log_a
+        return grad_a, grad_b
+
+
+class PowScalar(Function):
+    """x ** p for a constant exponent p."""
+
+    @staticmethod
+    def forward(ctx, x, exponent):
+        ctx.save_for_backward(x)
+        ctx.exponent = exponent
+        return np.power(x, exponent)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(x^p)/dx = p * x^(p-1)
+        (x,) = ctx.saved_tensors
+        p = ctx.exponent
+        if p == 0:
+            return np.zeros_like(grad), None
+        return grad * (p * np.power(x, p - 1)), None
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return -x
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(-x)/dx = -1
+        return -grad
+
+
+class Maximum(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        try:
+            return np.maximum(a, b)
+        except ValueError:
+            raise _broadcast_error("maximum", a, b) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        # the larger input gets the gradient; a tie splits it evenly (as PyTorch)
+        a, b = ctx.saved_tensors
+        share_a = (a > b) + 0.5 * (a == b)
+        return grad * share_a, grad * (1 - share_a)
+
+
+class Minimum(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        try:
+            return np.minimum(a, b)
+        except ValueError:
+            raise _broadcast_error("minimum", a, b) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        # the smaller input gets the gradient; a tie splits it evenly (as PyTorch)
+        a, b = ctx.saved_tensors
+        share_a = (a < b) + 0.5 * (a == b)
+        return grad * share_a, grad * (1 - share_a)
+
+
+def add(a, b):
+    return Add.apply(*promote(a, b))
+
+
+def sub(a, b):
+    return Sub.apply(*promote(a, b))
+
+
+def mul(a, b):
+    return Mul.apply(*promote(a, b))
+
+
+def div(a, b):
+    a, b = promote(a, b)
+    # true division of integer tensors gives floats, as in PyTorch
+    if isinstance(a, Tensor) and a.dtype.kind != "f" and not (isinstance(b, Tensor) and b.dtype.kind == "f"):
+        a = a.float()
+    if isinstance(b, Tensor) and b.dtype.kind != "f" and not (isinstance(a, Tensor) and a.dtype.kind == "f"):
+        b = b.float()
+    return Div.apply(a, b)
+
+
+def pow(base, exponent):
+    base, exponent = promote(base, exponent)
+    if not isinstance(exponent, Tensor):
+        return PowScalar.apply(base, exponent)
+    return Pow.apply(base, exponent)
+
+
+def neg(x):
+    return Neg.apply(x)
+
+
+def maximum(a, b):
+    return Maximum.apply(*promote(a, b))
+
+
+def minimum(a, b):
+    return Minimum.apply(*promote(a, b))
+
+
+# ---- comparisons and logic: results are bool tensors with no gradient ---------------------------
+def _compare(np_op, name):
+    def compare(a, b):
+        a, b = promote(a, b)
+        a_data = a.data if isinstance(a, Tensor) else a
+        b_data = b.data if isinstance(b, Tensor) else b
+        try:
+            return Tensor._make(np.asarray(np_op(a_data, b_data)))
+        except ValueError:
+            raise _broadcast_error(name, a, b) from None
+
+    compare.__name__ = name
+    return compare
+
+
+eq = _compare(np.equal, "eq")
+ne = _compare(np.not_equal, "ne")
+lt = _compare(np.less, "lt")
+le = _compare(np.less_equal, "le")
+gt = _compare(np.greater, "gt")
+ge = _compare(np.greater_equal, "ge")
+logical_and = _compare(np.logical_and, "logical_and")
+logical_or = _compare(np.logical_or, "logical_or")
+
+
+def logical_not(x):
+    if x.dtype.kind != "b":
+        raise TypeError(f"logical_not (~): expects a bool tensor, got {x.dtype}")
+    return Tensor._make(np.logical_not(x.data))

@@ -1,0 +1,102 @@
+"""Joining and splitting along a dim: cat, stack, split, chunk."""
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+from ..tensor import Tensor
+from .indexing import getitem
+from .util import normalize_dim
+
+
+class Cat(Function):
+    @staticmethod
+    def forward(ctx, *arrays, dim):
+        ctx.dim = dim
+        ctx.bounds = np.cumsum([a.shape[dim] for a in arrays])[:-1]
+        return np.concatenate(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # each input receives the slab of dL/dy where its elements landed
+        return tuple(np.split(grad, ctx.bounds, axis=ctx.dim))
+
+
+class Stack(Function):
+    @staticmethod
+    def forward(ctx, *arrays, dim):
+        ctx.dim = dim
+        return np.stack(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # input i is the slice i along the new dim
+        lead = (slice(None),) * ctx.dim
+        return tuple(grad[lead + (i,)] for i in range(grad.shape[ctx.dim]))
+
+
+def _check_tensors(tensors, op):
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"{op}: expects a non-empty sequence of tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: element {i} is a {type(t).__name__}, not a Tensor")
+    return tensors
+
+
+def cat(tensors, dim=0):
+    tensors = _check_tensors(tensors, "cat")
+    shapes = [t.shape for t in tensors]
+    ndim = tensors[0].ndim
+    if any(t.ndim != ndim for t in tensors):
+        raise ShapeError(f"cat: tensors must have the same number of dims, got shapes {shapes}")
+    if ndim == 0:
+        raise ShapeError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
+    d = normalize_dim(dim, ndim, "cat")
+    for shape in shapes[1:]:
+        if shape[:d] + shape[d + 1 :] != shapes[0][:d] + shapes[0][d + 1 :]:
+            raise ShapeError(f"cat: sizes must match in every dim except dim {d}, got shapes {shapes}")
+    return Cat.apply(*tensors, dim=d)
+
+
+def stack(tensors, dim=0):
+    tensors = _check_tensors(tensors, "stack")
+    shapes = [t.shape for t in tensors]
+    if any(s != shapes[0] for s in shapes):
+        raise ShapeError(f"stack: expects tensors of equal shape, got shapes {shapes}")
+    d = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    return Stack.apply(*tensors, dim=d)
+
+
+def split(x, split_size_or_sections, dim=0):
+    """Pieces of `split_size` along dim (the last may be smaller), or of the listed sizes."""
+    d = normalize_dim(dim, x.ndim, "split")
+    length = x.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != length:
+            raise ShapeError(f"split: sizes {sizes} sum to {sum(sizes)}, but dim {d} of shape {x.shape} has {length}")
+    else:
+        size = int(split_size_or_sections)
+        if size <= 0:
+            raise ValueError(f"split: split_size must be positive, got {size}")
+        sizes = [size] * (length // size) + ([length % size] if length % size else [])
+        if length == 0:
+            sizes = [0]
+    lead = (slice(None),) * d
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(getitem(x, lead + (slice(start, start + size),)))
+        start += size
+    return tuple(pieces)
+
+
+def chunk(x, chunks, dim=0):
+    """Split into `chunks` pieces of ceil(n / chunks) elements (fewer pieces if that covers n), as PyTorch."""
+    chunks = int(chunks)
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    d = normalize_dim(dim, x.ndim, "chunk")
+    length = x.shape[d]
+    size = max(-(-length // chunks), 1)
+    return split(x, size, d)

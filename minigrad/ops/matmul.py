@@ -1,0 +1,59 @@
+"""Matrix product with NumPy's rules: batched, broadcasting over leading dims, 1-D operands allowed."""
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+
+
+class MatMul(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        if a.ndim == 0 or b.ndim == 0:
+            raise ShapeError(f"matmul: both operands need at least 1 dimension, got shapes {a.shape} and {b.shape}")
+        k_a = a.shape[-1]
+        k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
+        if k_a != k_b:
+            raise ShapeError(
+                f"matmul: shapes {a.shape} and {b.shape} do not align: the last dim of the first "
+                f"({k_a}) must equal the {'second-to-last' if b.ndim > 1 else 'only'} dim of the second ({k_b})"
+            )
+        try:
+            out = np.matmul(a, b)
+        except ValueError:
+            raise ShapeError(f"matmul: batch dims of shapes {a.shape} and {b.shape} cannot be broadcast") from None
+        ctx.save_for_backward(a, b)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # C = A B  =>  dL/dA = dL/dC B^T,  dL/dB = A^T dL/dC   (batch dims: the engine sums them)
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        # A 1-D operand acts as a matrix with one row (a) or one column (b); restore those axes.
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        g = grad
+        if b.ndim == 1:
+            g = g[..., None]
+        if a.ndim == 1:
+            g = g[..., None, :]
+        grad_a = grad_b = None
+        if need_a:
+            grad_a = np.matmul(g, np.swapaxes(b2, -1, -2))
+            if a.ndim == 1:
+                grad_a = grad_a[..., 0, :]
+        if need_b:
+            if b2.ndim == 2 and a2.ndim > 2:
+                # (..., n, k)^T @ (..., n, m) summed over the batch is one 2-D product:
+                # (k, B*n) @ (B*n, m); avoids a (B, k, m) temporary.
+                k, m = a2.shape[-1], g.shape[-1]
+                grad_b = a2.reshape(-1, k).T @ g.reshape(-1, m)
+            else:
+                grad_b = np.matmul(np.swapaxes(a2, -1, -2), g)
+            if b.ndim == 1:
+                grad_b = grad_b[..., 0]
+        return grad_a, grad_b
+
+
+def matmul(a, b):
+    return MatMul.apply(a, b)

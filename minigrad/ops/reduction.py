@@ -1,0 +1,190 @@
+"""Reductions over `dim` (an int, a tuple, or None for all; negative allowed) with `keepdim`.
+
+Backward broadcasts the reduced gradient back over the reduced dims; `_unreduce` does that.
+"""
+from collections import namedtuple
+
+import numpy as np
+
+from ..function import Function
+from ..tensor import Tensor
+from .util import normalize_dim, normalize_dims
+
+
+def _unreduce(grad, dims, keepdim):
+    """Give a reduced gradient back the reduced dims as size-1 axes, ready to broadcast."""
+    return grad if keepdim else np.expand_dims(grad, dims)
+
+
+class Sum(Function):
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        return x.sum(axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y = sum_i x_i  =>  dL/dx_i = dL/dy for every i
+        grad = _unreduce(grad, ctx.dims, ctx.keepdim)
+        return np.broadcast_to(grad, ctx.in_shape), None, None
+
+
+class Mean(Function):
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        ctx.count = int(np.prod([x.shape[d] for d in dims]))
+        return x.mean(axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y = (1/n) sum_i x_i  =>  dL/dx_i = dL/dy / n
+        grad = _unreduce(grad, ctx.dims, ctx.keepdim) / ctx.count
+        return np.broadcast_to(grad, ctx.in_shape), None, None
+
+
+class Var(Function):
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim):
+        ctx.dims, ctx.keepdim = dims, keepdim
+        count = int(np.prod([x.shape[d] for d in dims]))
+        ctx.denominator = max(count - correction, 0)
+        centered = x - x.mean(axis=dims, keepdims=True)
+        ctx.save_for_backward(centered)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (centered * centered).sum(axis=dims, keepdims=keepdim) / ctx.denominator
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y = sum_i (x_i - mean)^2 / (n - correction)  =>  dL/dx_i = dL/dy * 2 (x_i - mean) / (n - correction)
+        # (the mean's own dependence on x_i drops out: sum_i (x_i - mean) = 0)
+        (centered,) = ctx.saved_tensors
+        grad = _unreduce(grad, ctx.dims, ctx.keepdim)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return grad * centered * (2.0 / ctx.denominator), None, None, None
+
+
+class AMax(Function):
+    """max (or min, with negate) over dims; ties share the gradient evenly."""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim, smallest=False):
+        out = (x.min if smallest else x.max)(axis=dims, keepdims=True)
+        ctx.save_for_backward(x, out)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        return out if keepdim else np.squeeze(out, axis=dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dL/dx_i = dL/dy / (number of ties) where x_i equals the extreme value, else 0
+        x, out = ctx.saved_tensors
+        is_extreme = x == out
+        ties = is_extreme.sum(axis=ctx.dims, keepdims=True)
+        grad = _unreduce(grad, ctx.dims, ctx.keepdim)
+        return grad * is_extreme / ties, None, None
+
+
+class MaxAlongDim(Function):
+    """The values at `indices` (found by argmax or argmin along `dim`); the gradient goes there only."""
+
+    @staticmethod
+    def forward(ctx, x, indices, dim, keepdim):
+        ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        ctx.save_for_backward(indices)
+        values = np.take_along_axis(x, indices, axis=dim)
+        return values if keepdim else np.squeeze(values, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dL/dx_i = dL/dy where i is the returned index, else 0
+        (indices,) = ctx.saved_tensors
+        grad = _unreduce(grad, ctx.dim, ctx.keepdim)
+        out = np.zeros(ctx.in_shape, dtype=grad.dtype)
+        np.put_along_axis(out, indices, grad, axis=ctx.dim)
+        return out, None, None, None
+
+
+_max_result = namedtuple("max", ["values", "indices"])
+_min_result = namedtuple("min", ["values", "indices"])
+
+
+def _check_nonempty(x, dims, op):
+    if any(x.shape[d] == 0 for d in dims) or (not dims and x.numel() == 0):
+        raise ValueError(f"{op}: cannot reduce an empty dimension of a tensor of shape {x.shape}")
+
+
+def sum(x, dim=None, keepdim=False):
+    return Sum.apply(x, normalize_dims(dim, x.ndim, "sum"), keepdim)
+
+
+def mean(x, dim=None, keepdim=False):
+    if x.dtype.kind != "f":
+        raise TypeError(f"mean: expects a floating point tensor, got {x.dtype}")
+    return Mean.apply(x, normalize_dims(dim, x.ndim, "mean"), keepdim)
+
+
+def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance with Bessel's correction by default (correction=1), as PyTorch."""
+    if unbiased is not None and correction is not None:
+        raise ValueError("var: give either unbiased or correction, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return Var.apply(x, normalize_dims(dim, x.ndim, "var"), correction, keepdim)
+
+
+def amax(x, dim=(), keepdim=False):
+    dims = normalize_dims(dim, x.ndim, "amax")
+    _check_nonempty(x, dims, "amax")
+    return AMax.apply(x, dims, keepdim)
+
+
+def amin(x, dim=(), keepdim=False):
+    dims = normalize_dims(dim, x.ndim, "amin")
+    _check_nonempty(x, dims, "amin")
+    return AMax.apply(x, dims, keepdim, smallest=True)
+
+
+def _max_or_min(x, dim, keepdim, smallest):
+    op = "min" if smallest else "max"
+    if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
+        from .elementwise import maximum, minimum
+
+        return (minimum if smallest else maximum)(x, dim)
+    if dim is None:
+        # the maximum of all elements: ties share the gradient evenly, as PyTorch's max()
+        return (amin if smallest else amax)(x)
+    d = normalize_dim(dim, x.ndim, op)
+    _check_nonempty(x, (d,) if x.ndim else (), op)
+    if x.ndim == 0:
+        return (_min_result if smallest else _max_result)(x, Tensor._make(np.array(0)))
+    indices = (np.argmin if smallest else np.argmax)(x.data, axis=d, keepdims=True)
+    values = MaxAlongDim.apply(x, indices, d, keepdim)
+    if not keepdim:
+        indices = np.squeeze(indices, axis=d)
+    return (_min_result if smallest else _max_result)(values, Tensor._make(indices.astype(np.int64)))
+
+
+def max(x, dim=None, keepdim=False):
+    return _max_or_min(x, dim, keepdim, smallest=False)
+
+
+def min(x, dim=None, keepdim=False):
+    return _max_or_min(x, dim, keepdim, smallest=True)
+
+
+def _arg(np_fn, name):
+    def arg(x, dim=None, keepdim=False):
+        if dim is None:
+            index = np_fn(x.data)
+            if keepdim:
+                return Tensor._make(np.full((1,) * x.ndim, index, dtype=np.int64))
+            return Tensor._make(np.asarray(index, dtype=np.int64))
+        d = normalize_dim(dim, x.ndim, name)
+        return Tensor._make(np_fn(x.data, axis=d, keepdims=keepdim).astype(np.int64))
+
+    arg.__name__ = name
+    return arg
+
+
+argmax = _arg(np.argmax, "argmax")
+argmin = _arg(np.argmin, "argmin")

@@ -1,0 +1,151 @@
+"""Ops that move elements around without changing them: their backward moves the gradient back."""
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+from .util import normalize_dim
+
+
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        try:
+            return x.reshape(shape)
+        except ValueError:
+            raise ShapeError(
+                f"reshape: a tensor of shape {x.shape} ({x.size} elements) cannot be viewed as {tuple(shape)}"
+            ) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        # the same elements in another shape: reshape the gradient back
+        return grad.reshape(ctx.in_shape), None
+
+
+class Permute(Function):
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return np.transpose(x, dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # undo the permutation with its inverse
+        return np.transpose(grad, np.argsort(ctx.dims)), None
+
+
+class Transpose(Function):
+    @staticmethod
+    def forward(ctx, x, dim0, dim1):
+        ctx.dim0, ctx.dim1 = dim0, dim1
+        return np.swapaxes(x, dim0, dim1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # swapping two axes is its own inverse
+        return np.swapaxes(grad, ctx.dim0, ctx.dim1), None, None
+
+
+class Expand(Function):
+    @staticmethod
+    def forward(ctx, x, shape):
+        return np.broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # each input element was copied to several places: the engine's sum_to_shape adds them up
+        return grad, None
+
+
+class Contiguous(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return np.ascontiguousarray(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # a copy is the identity on values
+        return grad
+
+
+def reshape(x, shape):
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise ShapeError(f"reshape: only one dimension can be -1, got {shape}")
+    return Reshape.apply(x, shape)
+
+
+def transpose(x, dim0, dim1):
+    d0 = normalize_dim(dim0, x.ndim, "transpose")
+    d1 = normalize_dim(dim1, x.ndim, "transpose")
+    if x.ndim < 2 or d0 == d1:
+        return x
+    return Transpose.apply(x, d0, d1)
+
+
+def permute(x, dims):
+    dims = tuple(normalize_dim(d, x.ndim, "permute") for d in dims)
+    if sorted(dims) != list(range(x.ndim)):
+        raise ShapeError(f"permute: dims {dims} are not a permutation of the {x.ndim} dims of shape {x.shape}")
+    return Permute.apply(x, dims)
+
+
+def unsqueeze(x, dim):
+    d = normalize_dim(dim, x.ndim + 1, "unsqueeze")
+    return Reshape.apply(x, x.shape[:d] + (1,) + x.shape[d:])
+
+
+def squeeze(x, dim=None):
+    """Remove size-1 dims (all of them, or those named by dim; a named dim of another size is kept)."""
+    if dim is None:
+        dims = [i for i, s in enumerate(x.shape) if s == 1]
+    else:
+        named = dim if isinstance(dim, (tuple, list)) else (dim,)
+        dims = [normalize_dim(d, x.ndim, "squeeze") for d in named]
+        dims = [d for d in dims if x.ndim and x.shape[d] == 1]
+    if not dims:
+        return x
+    return Reshape.apply(x, tuple(s for i, s in enumerate(x.shape) if i not in dims))
+
+
+def expand(x, sizes):
+    """Broadcast to `sizes`; -1 keeps a dim, new dims may be added in front (as PyTorch)."""
+    sizes = tuple(sizes)
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise ShapeError(f"expand: cannot expand shape {x.shape} to fewer dims {sizes}")
+    target = []
+    for i, size in enumerate(sizes):
+        own = x.shape[i - lead] if i >= lead else None
+        if size == -1:
+            if own is None:
+                raise ShapeError(f"expand: -1 is not allowed for the new leading dim {i} in {sizes}")
+            size = own
+        if own is not None and own != 1 and own != size:
+            raise ShapeError(
+                f"expand: shape {x.shape} cannot be expanded to {sizes}: dim {i - lead} has size {own}, "
+                "and only size-1 dims can grow"
+            )
+        target.append(size)
+    target = tuple(target)
+    if target == x.shape:
+        return x
+    return Expand.apply(x, target)
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    if x.ndim == 0:
+        return reshape(x, (1,))
+    start = normalize_dim(start_dim, x.ndim, "flatten")
+    end = normalize_dim(end_dim, x.ndim, "flatten")
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    merged = int(np.prod(x.shape[start : end + 1]))
+    return Reshape.apply(x, x.shape[:start] + (merged,) + x.shape[end + 1 :])
+
+
+def contiguous(x):
+    if x.data.flags.c_contiguous:
+        return x
+    return Contiguous.apply(x)

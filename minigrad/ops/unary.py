@@ -1,0 +1,178 @@
+"""Elementwise functions of one tensor. Each backward is dL/dx = dL/dy * f'(x)."""
+import numpy as np
+
+from ..function import Function
+from ..tensor import Tensor
+from .util import scalar
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = np.exp(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(e^x)/dx = e^x = y
+        (y,) = ctx.saved_tensors
+        return grad * y
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.log(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(log x)/dx = 1 / x
+        (x,) = ctx.saved_tensors
+        return grad / x
+
+
+class Sqrt(Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = np.sqrt(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(sqrt x)/dx = 1 / (2 sqrt x)
+        (y,) = ctx.saved_tensors
+        return grad / (2 * y)
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = np.tanh(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(tanh x)/dx = 1 - tanh(x)^2
+        (y,) = ctx.saved_tensors
+        return grad * (1 - y * y)
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx, x):
+        # 1 / (1 + e^-x) overflows for large negative x; the tanh form is stable everywhere
+        y = 0.5 * (np.tanh(0.5 * x) + 1)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(sigmoid x)/dx = y (1 - y)
+        (y,) = ctx.saved_tensors
+        return grad * y * (1 - y)
+
+
+class ReLU(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.maximum(x, 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(max(x, 0))/dx = 1 where x > 0, else 0 (0 at the kink, as PyTorch)
+        (x,) = ctx.saved_tensors
+        return grad * (x > 0)
+
+
+class Abs(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.abs(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d|x|/dx = sign(x) (0 at x = 0, as PyTorch)
+        (x,) = ctx.saved_tensors
+        return grad * np.sign(x)
+
+
+class Clamp(Function):
+    @staticmethod
+    def forward(ctx, x, low, high):
+        ctx.save_for_backward(x)
+        ctx.low, ctx.high = low, high
+        return np.clip(x, low, high)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # the gradient passes where low <= x <= high (bounds included, as PyTorch), else 0
+        (x,) = ctx.saved_tensors
+        inside = np.ones(x.shape, dtype=bool)
+        if ctx.low is not None:
+            inside &= x >= ctx.low
+        if ctx.high is not None:
+            inside &= x <= ctx.high
+        return grad * inside, None, None
+
+
+class ToDtype(Function):
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.in_dtype = x.dtype
+        return x.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # a cast is the identity on values: the gradient is cast back
+        return grad.astype(ctx.in_dtype), None
+
+
+def exp(x):
+    return Exp.apply(x)
+
+
+def log(x):
+    return Log.apply(x)
+
+
+def sqrt(x):
+    return Sqrt.apply(x)
+
+
+def tanh(x):
+    return Tanh.apply(x)
+
+
+def sigmoid(x):
+    return Sigmoid.apply(x)
+
+
+def relu(x):
+    return ReLU.apply(x)
+
+
+def abs(x):
+    return Abs.apply(x)
+
+
+def clamp(x, min=None, max=None):
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        raise TypeError("clamp: min and max must be numbers")
+    return Clamp.apply(x, scalar(min), scalar(max))
+
+
+def to_dtype(x, dtype):
+    if x.dtype == dtype:
+        return x
+    if dtype.kind == "f" and x.dtype.kind == "f":
+        return ToDtype.apply(x, dtype)
+    # casting to or from integers is not differentiable: the result has no history
+    return Tensor._make(x.data.astype(dtype))

@@ -1,0 +1,460 @@
+"""The Tensor: a NumPy array plus what autodiff needs (requires_grad, grad, grad_fn).
+
+Every differentiable method is a thin call into `minigrad/ops/`, where each primitive lives as a
+`Function` with its forward and backward side by side. The graph is walked by `minigrad/engine.py`.
+"""
+import numpy as np
+
+from . import dtype as _dtype
+from . import grad_mode
+
+
+def _as_array(data, dtype=None):
+    """Convert user data to an ndarray with PyTorch's dtype rules.
+
+    Python floats become the default float dtype (float32), ints int64, bools bool; a NumPy
+    array keeps its dtype. An explicit dtype wins.
+    """
+    if isinstance(data, Tensor):
+        data = data.data
+    if dtype is not None:
+        return np.array(data, dtype=_dtype.to_dtype(dtype))
+    if isinstance(data, np.ndarray):
+        return data.copy()
+    if isinstance(data, np.generic):
+        return np.array(data)
+    array = np.array(data)
+    if array.dtype.kind == "f":
+        return array.astype(_dtype.get_default_dtype(), copy=False)
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64, copy=False)
+    if array.dtype.kind == "b":
+        return array
+    if array.dtype == object or array.dtype.kind in "OUS":
+        raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} data: {data!r:.80}")
+    return array
+
+
+def _sizes(size):
+    """Accept zeros(2, 3), zeros((2, 3)) and zeros([2, 3]) alike."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(int(s) for s in size)
+
+
+class Tensor:
+    __slots__ = ("data", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "__weakref__")
+
+    # Let NumPy defer to our reflected operators: np.float32(2) * t calls t.__rmul__.
+    __array_ufunc__ = None
+
+    def __init__(self, data, dtype=None, requires_grad=False):
+        self.data = _as_array(data, dtype)
+        self.grad = None
+        self.grad_fn = None
+        self._retains_grad = False
+        self.name = None
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, array):
+        """Wrap an ndarray without copying or checks (what ops use)."""
+        t = cls.__new__(cls)
+        t.data = array
+        t.requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        t._retains_grad = False
+        t.name = None
+        return t
+
+    # ---- attributes -------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def T(self):
+        return self.permute(*reversed(range(self.ndim)))
+
+    def dim(self):
+        return self.data.ndim
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.data.shape
+        return self.data.shape[_ops.normalize_dim(dim, self.ndim, "size")]
+
+    def numel(self):
+        return self.data.size
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    __hash__ = object.__hash__
+
+    # ---- conversion -------------------------------------------------------------------------
+    def numpy(self):
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on a tensor that requires grad: use tensor.detach().numpy()"
+            )
+        return self.data
+
+    def item(self):
+        if self.data.size != 1:
+            raise ValueError(f"item: only a tensor with one element can be converted, got shape {self.shape}")
+        return self.data.item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
+        return bool(self.data.item())
+
+    def detach(self):
+        """The same data, cut from the graph."""
+        return Tensor._make(self.data)
+
+    def to(self, dtype=None, *args, **kwargs):
+        if isinstance(dtype, str) and dtype in ("cpu",):  # minigrad has one device
+            return self
+        if dtype is None:
+            return self
+        return _ops.to_dtype(self, _dtype.to_dtype(dtype))
+
+    def float(self):
+        return self.to(_dtype.float32)
+
+    def double(self):
+        return self.to(_dtype.float64)
+
+    def long(self):
+        return self.to(_dtype.int64)
+
+    def bool(self):
+        return self.to(_dtype.bool_)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    # ---- autograd ---------------------------------------------------------------------------
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and self.data.dtype.kind != "f":
+            raise TypeError(
+                f"requires_grad: only floating point tensors can require gradients, got {self.dtype}"
+            )
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError("requires_grad_: a non-leaf tensor always requires grad; use detach()")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def retain_grad(self):
+        """Keep .grad of this non-leaf tensor after backward (leaves keep theirs anyway)."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad: the tensor does not require grad")
+        self._retains_grad = True
+
+    def backward(self, gradient=None, retain_graph=False):
+        """Accumulate the gradient of this tensor into `.grad` of every leaf that led to it.
+
+        `gradient` is dL/d(self); it may be left out only when self has one element (then 1).
+        """
+        from . import engine
+
+        if not self.requires_grad:
+            raise RuntimeError(
+                "backward: this tensor does not require grad and has no grad_fn "
+                "(were its inputs created with requires_grad=True, outside no_grad?)"
+            )
+        if gradient is None:
+            if self.data.size != 1:
+                raise RuntimeError(
+                    f"backward: grad can be implicitly created only for a tensor with one element, "
+                    f"got shape {self.shape}; pass gradient= of that shape"
+                )
+            gradient = np.ones(self.shape, dtype=self.dtype)
+        else:
+            gradient = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
+            if gradient.shape != self.shape:
+                raise RuntimeError(
+                    f"backward: gradient has shape {gradient.shape}, but the tensor has shape {self.shape}"
+                )
+            gradient = gradient.astype(self.dtype, copy=False)
+        engine.backward(self, gradient, retain_graph=retain_graph)
+
+    # ---- printing ---------------------------------------------------------------------------
+    def __repr__(self):
+        body = np.array2string(self.data, separator=", ", prefix="tensor(", precision=4)
+        extras = []
+        if self.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
+            extras.append(f"dtype={self.dtype}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn={self.grad_fn!r}")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    # ---- arithmetic -------------------------------------------------------------------------
+    def __add__(self, other):
+        return _ops.add(self, other)
+
+    def __radd__(self, other):
+        return _ops.add(other, self)
+
+    def __sub__(self, other):
+        return _ops.sub(self, other)
+
+    def __rsub__(self, other):
+        return _ops.sub(other, self)
+
+    def __mul__(self, other):
+        return _ops.mul(self, other)
+
+    def __rmul__(self, other):
+        return _ops.mul(other, self)
+
+    def __truediv__(self, other):
+        return _ops.div(self, other)
+
+    def __rtruediv__(self, other):
+        return _ops.div(other, self)
+
+    def __pow__(self, exponent):
+        return _ops.pow(self, exponent)
+
+    def __rpow__(self, base):
+        return _ops.pow(base, self)
+
+    def __matmul__(self, other):
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _ops.matmul(other, self)
+
+    def __neg__(self):
+        return _ops.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __eq__(self, other):
+        return _ops.eq(self, other)
+
+    def __ne__(self, other):
+        return _ops.ne(self, other)
+
+    def __lt__(self, other):
+        return _ops.lt(self, other)
+
+    def __le__(self, other):
+        return _ops.le(self, other)
+
+    def __gt__(self, other):
+        return _ops.gt(self, other)
+
+    def __ge__(self, other):
+        return _ops.ge(self, other)
+
+    def __invert__(self):
+        return _ops.logical_not(self)
+
+    def __and__(self, other):
+        return _ops.logical_and(self, other)
+
+    def __or__(self, other):
+        return _ops.logical_or(self, other)
+
+    def __getitem__(self, index):
+        return _ops.getitem(self, index)
+
+    def add(self, other):
+        return _ops.add(self, other)
+
+    def sub(self, other):
+        return _ops.sub(self, other)
+
+    def mul(self, other):
+        return _ops.mul(self, other)
+
+    def div(self, other):
+        return _ops.div(self, other)
+
+    def pow(self, exponent):
+        return _ops.pow(self, exponent)
+
+    def matmul(self, other):
+        return _ops.matmul(self, other)
+
+    def neg(self):
+        return _ops.neg(self)
+
+    def eq(self, other):
+        return _ops.eq(self, other)
+
+    def ne(self, other):
+        return _ops.ne(self, other)
+
+    def lt(self, other):
+        return _ops.lt(self, other)
+
+    def le(self, other):
+        return _ops.le(self, other)
+
+    def gt(self, other):
+        return _ops.gt(self, other)
+
+    def ge(self, other):
+        return _ops.ge(self, other)
+
+    # ---- unary ------------------------------------------------------------------------------
+    def exp(self):
+        return _ops.exp(self)
+
+    def log(self):
+        return _ops.log(self)
+
+    def sqrt(self):
+        return _ops.sqrt(self)
+
+    def tanh(self):
+        return _ops.tanh(self)
+
+    def sigmoid(self):
+        return _ops.sigmoid(self)
+
+    def relu(self):
+        return _ops.relu(self)
+
+    def abs(self):
+        return _ops.abs(self)
+
+    def clamp(self, min=None, max=None):
+        return _ops.clamp(self, min, max)
+
+    clip = clamp
+
+    # ---- reductions -------------------------------------------------------------------------
+    def sum(self, dim=None, keepdim=False):
+        return _ops.sum(self, dim, keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        return _ops.mean(self, dim, keepdim)
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return _ops.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def amax(self, dim=(), keepdim=False):
+        return _ops.amax(self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim=False):
+        return _ops.amin(self, dim, keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        return _ops.max(self, dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        return _ops.min(self, dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        return _ops.argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return _ops.argmin(self, dim, keepdim)
+
+    def softmax(self, dim):
+        return _ops.softmax(self, dim)
+
+    def log_softmax(self, dim):
+        return _ops.log_softmax(self, dim)
+
+    # ---- shape ------------------------------------------------------------------------------
+    def reshape(self, *shape):
+        return _ops.reshape(self, _sizes_allow_neg(shape))
+
+    def view(self, *shape):
+        return _ops.reshape(self, _sizes_allow_neg(shape))
+
+    def view_as(self, other):
+        return _ops.reshape(self, other.shape)
+
+    def transpose(self, dim0, dim1):
+        return _ops.transpose(self, dim0, dim1)
+
+    def t(self):
+        if self.ndim > 2:
+            raise ValueError(f"t: expects a tensor with at most 2 dimensions, got shape {self.shape}")
+        return self.permute(*reversed(range(self.ndim)))
+
+    def permute(self, *dims):
+        return _ops.permute(self, _sizes_allow_neg(dims))
+
+    def unsqueeze(self, dim):
+        return _ops.unsqueeze(self, dim)
+
+    def squeeze(self, dim=None):
+        return _ops.squeeze(self, dim)
+
+    def expand(self, *sizes):
+        return _ops.expand(self, _sizes_allow_neg(sizes))
+
+    def expand_as(self, other):
+        return _ops.expand(self, other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return _ops.flatten(self, start_dim, end_dim)
+
+    def contiguous(self):
+        return _ops.contiguous(self)
+
+    def split(self, split_size_or_sections, dim=0):
+        return _ops.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks, dim=0):
+        return _ops.chunk(self, chunks, dim)
+
+    def masked_fill(self, mask, value):
+        return _ops.masked_fill(self, mask, value)
+
+    def tril(self, diagonal=0):
+        return _ops.tril(self, diagonal)
+
+    def triu(self, diagonal=0):
+        return _ops.triu(self, diagonal)
+
+
+def _sizes_allow_neg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+# The ops import Tensor from this module, so they are imported after the class exists.
+from . import ops as _ops  # noqa: E402
