@@ -25,13 +25,16 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
               n_directions=3, n_samples=8, seed=0):
     """Compare dL/d(input) from backward() with central differences for every input that requires grad.
 
-    fn:      called as fn(*inputs); returns a Tensor or a tuple of Tensors.
+    fn:      returns a Tensor or a tuple of Tensors; called as fn(*inputs), or as fn() when
+             inputs is a dict.
     inputs:  a Tensor, a sequence (non-Tensors are passed through), or a dict {name: Tensor}, e.g.
-             dict(model.named_parameters()) with an fn that ignores its arguments: the check perturbs
-             the tensors' own arrays in place and restores them.
+             dict(model.named_parameters()) with fn = lambda: loss of the model; the check perturbs
+             the tensors' own arrays in place (and restores them), so fn sees the change.
     Returns True; on a mismatch raises GradcheckError (or returns False if raise_exception=False).
     """
     names, values = _name_inputs(inputs)
+    if isinstance(inputs, dict):
+        call, fn = fn, (lambda *_: call())
     checked = [(n, t) for n, t in zip(names, values) if isinstance(t, Tensor) and t.requires_grad]
     if not checked:
         raise ValueError("gradcheck: no input requires grad, so there is nothing to check")

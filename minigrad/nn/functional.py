@@ -1,0 +1,130 @@
+"""minigrad.nn.functional: the stateless layers and losses, with PyTorch's names and arguments.
+
+The fused kernels live in minigrad/ops/ (linear.py, normalization.py, loss.py, embedding.py,
+activation.py); this module checks the arguments and calls them. Attention is in attention.py.
+"""
+import numpy as np
+
+from .. import ops
+from .. import random as _random
+from ..errors import ShapeError
+from ..ops.activation import GELU
+from ..ops.embedding import Embedding
+from ..ops.linear import Linear
+from ..ops.loss import CrossEntropy
+from ..ops.normalization import LayerNorm
+from ..tensor import Tensor
+from .attention import scaled_dot_product_attention  # noqa: F401  (re-exported)
+
+softmax = ops.softmax
+log_softmax = ops.log_softmax
+
+
+def relu(input):
+    return ops.relu(input)
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return GELU.apply(input, approximate)
+
+
+def linear(input, weight, bias=None):
+    """y = x W^T + b with W shaped (out_features, in_features)."""
+    return Linear.apply(input, weight, bias)
+
+
+def embedding(input, weight, padding_idx=None):
+    """Rows of `weight` for the integer ids in `input`; output shape input.shape + (embedding_dim,)."""
+    ids = input.data if isinstance(input, Tensor) else np.asarray(input)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"embedding: token ids must be integers, got dtype {ids.dtype}")
+    vocab = weight.shape[0]
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab):
+        bad = ids[(ids < 0) | (ids >= vocab)]
+        raise IndexError(
+            f"embedding: token id {int(bad.flat[0])} is outside the vocabulary of {vocab} "
+            f"(num_embeddings); ids must lie in [0, {vocab - 1}]"
+        )
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += vocab
+    return Embedding.apply(ids, weight, padding_idx)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the last len(normalized_shape) dims, then scale and shift."""
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if input.shape[input.ndim - len(normalized_shape):] != normalized_shape:
+        raise ShapeError(
+            f"layer_norm: input of shape {input.shape} does not end in normalized_shape {normalized_shape}"
+        )
+    return LayerNorm.apply(input, weight, bias, len(normalized_shape), eps)
+
+
+def dropout(input, p=0.5, training=True):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p); identity when not training."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: probability p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    keep = _random.default_generator().random(input.shape) >= p
+    scale = np.asarray(keep / (1.0 - p), dtype=input.dtype)
+    return input * Tensor._make(scale)
+
+
+def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """Cross-entropy of logits `input` (N, C) or (N, C, d1, ...) against class ids `target`.
+
+    label_smoothing e mixes the one-hot target with the uniform distribution: (1 - e) onehot + e / C.
+    Targets equal to ignore_index count for nothing; with reduction="mean" the loss is averaged over
+    the others (and is 0, with zero gradient, if there are none, where PyTorch would give NaN).
+    """
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    target_data = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if target_data.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: target must hold integer class ids, got dtype {target_data.dtype}")
+    if input.ndim == 1:  # one sample: (C,) with a scalar target
+        input, target_data = input.unsqueeze(0), target_data.reshape(1)
+        squeeze = True
+    else:
+        squeeze = False
+    expected = input.shape[:1] + input.shape[2:]
+    if target_data.shape != expected:
+        raise ShapeError(
+            f"cross_entropy: input of shape {input.shape} (N, C, ...) needs target of shape {expected}, "
+            f"got {target_data.shape}"
+        )
+    n_classes = input.shape[1]
+    valid = target_data != ignore_index
+    if np.any(valid & ((target_data < 0) | (target_data >= n_classes))):
+        bad = target_data[valid & ((target_data < 0) | (target_data >= n_classes))]
+        raise IndexError(f"cross_entropy: target {int(bad.flat[0])} is out of range for {n_classes} classes")
+    extra = input.shape[2:]
+    if extra:  # move the class dim last and flatten: (N, C, d...) -> (N*d..., C)
+        input = input.permute(0, *range(2, input.ndim), 1).reshape(-1, n_classes)
+    loss = CrossEntropy.apply(input, target_data.reshape(-1), ignore_index, reduction, float(label_smoothing))
+    if reduction == "none":
+        if squeeze:
+            return loss.reshape(())
+        return loss.reshape(expected)
+    return loss
+
+
+def mse_loss(input, target, reduction="mean"):
+    """Mean (or sum) of squared differences; composed from sub, mul and mean."""
+    if input.shape != getattr(target, "shape", input.shape):
+        raise ShapeError(f"mse_loss: input shape {input.shape} and target shape {target.shape} differ")
+    squared = (input - target) ** 2
+    if reduction == "mean":
+        return squared.mean()
+    if reduction == "sum":
+        return squared.sum()
+    if reduction == "none":
+        return squared
+    raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")

@@ -1,0 +1,53 @@
+"""Sinusoidal positional encoding: attention itself does not know the order of its inputs.
+
+    PE(pos, 2i)     = sin(pos / 10000^(2i / d_model))
+    PE(pos, 2i + 1) = cos(pos / 10000^(2i / d_model))
+
+Each pair of dims is a sine/cosine of one frequency, so PE(pos + k) is a linear function of PE(pos).
+"""
+import numpy as np
+
+from .. import dtype as _dtype
+from ..errors import ShapeError
+from ..tensor import Tensor
+from .layers import Dropout
+from .module import Module
+
+
+def sinusoidal_table(max_len, d_model, dtype=None):
+    """The (max_len, d_model) table PE, computed in float64 and cast once."""
+    position = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
+    frequency = np.power(10000.0, -np.arange(0, d_model, 2, dtype=np.float64) / d_model)  # (ceil(d/2),)
+    angles = position * frequency  # (max_len, ceil(d/2))
+    table = np.empty((max_len, d_model), dtype=np.float64)
+    table[:, 0::2] = np.sin(angles)
+    table[:, 1::2] = np.cos(angles[:, : d_model // 2])
+    return table.astype(_dtype.get_default_dtype() if dtype is None else dtype)
+
+
+class PositionalEncoding(Module):
+    """x + PE[offset : offset + T], then dropout. x is (B, T, d_model); offset serves incremental decoding."""
+
+    def __init__(self, d_model, max_len=5000, dropout=0.0):
+        super().__init__()
+        self.d_model, self.max_len = d_model, max_len
+        self.dropout = Dropout(dropout)
+        # a fixed function of the position, not learned, so it is not saved in the state dict
+        self.register_buffer("pe", Tensor._make(sinusoidal_table(max_len, d_model)), persistent=False)
+
+    def forward(self, x, offset=0):
+        T = x.shape[-2]
+        if x.shape[-1] != self.d_model:
+            raise ShapeError(f"PositionalEncoding: input of shape {x.shape} needs last dim d_model={self.d_model}")
+        if offset + T > self.max_len:
+            raise ValueError(
+                f"PositionalEncoding: positions {offset}..{offset + T - 1} exceed max_len={self.max_len}; "
+                "build the model with a larger max_len"
+            )
+        pe = self.pe.data[offset : offset + T]
+        if pe.dtype != x.dtype:
+            pe = pe.astype(x.dtype)
+        return self.dropout(x + Tensor._make(pe))
+
+    def extra_repr(self):
+        return f"d_model={self.d_model}, max_len={self.max_len}"
