@@ -25,6 +25,8 @@ from .ops import (
     squeeze, stack, sum, tanh, transpose, tril, triu, unsqueeze, var, where,
 )
 from .random import manual_seed
+from .serialization import CheckpointError, load, save
+from . import optim
 from .tensor import Tensor
 
 float = float32  # noqa: A001  (PyTorch's aliases)

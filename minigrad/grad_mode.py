@@ -16,6 +16,15 @@ def is_grad_enabled():
 class _SetGradMode:
     mode = True
 
+    def __new__(cls, fn=None):
+        """`no_grad()` is a context manager or decorator; `@no_grad` without parentheses also works."""
+        self = super().__new__(cls)
+        if fn is None:
+            return self
+        if not callable(fn):
+            raise TypeError(f"{cls.__name__}: expects a function to decorate, got {type(fn).__name__}")
+        return self(fn)
+
     def __enter__(self):
         self._previous = _GradMode.enabled
         _GradMode.enabled = self.mode
@@ -28,7 +37,7 @@ class _SetGradMode:
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with type(self)():
+            with type(self)():  # a fresh one per call: calls may nest or recurse
                 return fn(*args, **kwargs)
 
         return wrapper

@@ -23,7 +23,10 @@ def _as_array(data, dtype=None):
         return data.copy()
     if isinstance(data, np.generic):
         return np.array(data)
-    array = np.array(data)
+    try:
+        array = np.array(data)
+    except ValueError as error:  # ragged nesting: [[1, 2], [3]]
+        raise ValueError(f"tensor: the data must be a rectangular nest of numbers: {error}") from None
     if array.dtype.kind == "f":
         return array.astype(_dtype.get_default_dtype(), copy=False)
     if array.dtype.kind in "iu":
@@ -91,6 +94,11 @@ class Tensor:
     def T(self):
         return self.permute(*reversed(range(self.ndim)))
 
+    @property
+    def mT(self):
+        """The last two dims swapped (a batch of transposed matrices)."""
+        return self.transpose(-2, -1)
+
     def dim(self):
         return self.data.ndim
 
@@ -143,9 +151,20 @@ class Tensor:
         """The same data, cut from the graph."""
         return Tensor._make(self.data)
 
-    def to(self, dtype=None, *args, **kwargs):
-        if isinstance(dtype, str) and dtype in ("cpu",):  # minigrad has one device
-            return self
+    def to(self, *args, dtype=None, device=None, copy=False):
+        """to(dtype), to(other_tensor) (its dtype), to("cpu"), to("cpu", dtype): as PyTorch.
+
+        minigrad has one device, the CPU, so a device argument only has to name it.
+        """
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif isinstance(arg, str) and arg in ("cpu",) or arg is None:
+                continue
+            else:
+                dtype = arg
+        if device is not None and device != "cpu":
+            raise ValueError(f"to: minigrad runs on the CPU only, got device {device!r}")
         if dtype is None:
             return self
         return _ops.to_dtype(self, _dtype.to_dtype(dtype))
@@ -168,7 +187,7 @@ class Tensor:
     # ---- autograd ---------------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
         if requires_grad and self.data.dtype.kind != "f":
-            raise TypeError(
+            raise RuntimeError(  # PyTorch's exception type
                 f"requires_grad: only floating point tensors can require gradients, got {self.dtype}"
             )
         if not requires_grad and self.grad_fn is not None:
@@ -264,6 +283,9 @@ class Tensor:
 
     def __pos__(self):
         return self
+
+    def __abs__(self):
+        return _ops.abs(self)
 
     def __eq__(self, other):
         return _ops.eq(self, other)

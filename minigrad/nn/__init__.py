@@ -18,8 +18,4 @@ from .module import Module
 from .parameter import Parameter
 from .positional import PositionalEncoding
 from .transformer import Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward
-
-try:  # utils.py (clip_grad_norm_) is being written alongside
-    from . import utils
-except ImportError:  # pragma: no cover
-    pass
+from . import utils

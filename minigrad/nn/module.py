@@ -88,15 +88,17 @@ class Module:
     register_module = add_module
 
     # ---- walking the tree -------------------------------------------------------------------
-    def named_modules(self, memo=None, prefix=""):
-        """Every module in the tree, this one first, each once (a shared module is listed once)."""
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """Every module in the tree, this one first, each once (a shared module is listed once,
+        unless remove_duplicate=False: then under every name, as state_dict needs)."""
         memo = set() if memo is None else memo
         stack = [(prefix, self)]
         while stack:
             name, module = stack.pop()
-            if id(module) in memo:
-                continue
-            memo.add(id(module))
+            if remove_duplicate:
+                if id(module) in memo:
+                    continue
+                memo.add(id(module))
             yield name, module
             children = [(f"{name}.{n}" if name else n, m) for n, m in module._modules.items() if m is not None]
             stack.extend(reversed(children))
@@ -118,7 +120,7 @@ class Module:
 
     def _named_members(self, table, prefix, recurse, remove_duplicate):
         seen = set()
-        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
         for module_name, module in modules:
             for name, value in getattr(module, table).items():
                 if value is None or (remove_duplicate and id(value) in seen):
@@ -192,7 +194,8 @@ class Module:
         The tensors share memory with the module (as in PyTorch); mg.save copies them to disk.
         """
         state = OrderedDict()
-        for module_name, module in self.named_modules(prefix=prefix.rstrip(".")):
+        # every name of a shared module or parameter is listed, as in PyTorch
+        for module_name, module in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
             dotted = f"{module_name}." if module_name else ""
             for name, p in module._parameters.items():
                 if p is not None:

@@ -41,12 +41,16 @@ class EncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
 
-    def forward(self, x, mask=None):
-        """x: (B, S, d_model); mask: True = may attend, e.g. padding_mask(src, PAD) of shape (B, 1, 1, S)."""
+    def forward(self, x, mask=None, cache=None):
+        """x: (B, S, d_model); mask: True = may attend, e.g. padding_mask(src, PAD) of shape (B, 1, 1, S).
+
+        With a causal mask this is a decoder-only (GPT) block; `cache` (a dict) then serves
+        incremental decoding, x holding only the new positions.
+        """
         if self.norm_first:
-            x = x + self.dropout1(self.self_attn(self.norm1(x), mask=mask)[0])
+            x = x + self.dropout1(self.self_attn(self.norm1(x), mask=mask, cache=cache)[0])
             return x + self.dropout2(self.feed_forward(self.norm2(x)))
-        x = self.norm1(x + self.dropout1(self.self_attn(x, mask=mask)[0]))
+        x = self.norm1(x + self.dropout1(self.self_attn(x, mask=mask, cache=cache)[0]))
         return self.norm2(x + self.dropout2(self.feed_forward(x)))
 
 

@@ -5,10 +5,11 @@ reduces them to each input's shape.
 """
 import numpy as np
 
+from .. import dtype as _dtype
 from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
-from .util import promote, shape_of
+from .util import promote, result_dtype, shape_of
 
 
 def _broadcast_error(op, a, b):
@@ -187,11 +188,11 @@ def mul(a, b):
 
 def div(a, b):
     a, b = promote(a, b)
-    # true division of integer tensors gives floats, as in PyTorch
-    if isinstance(a, Tensor) and a.dtype.kind != "f" and not (isinstance(b, Tensor) and b.dtype.kind == "f"):
-        a = a.float()
-    if isinstance(b, Tensor) and b.dtype.kind != "f" and not (isinstance(a, Tensor) and a.dtype.kind == "f"):
-        b = b.float()
+    # true division of integer (or bool) operands gives the default float dtype, as in PyTorch
+    if result_dtype(a, b).kind != "f":
+        float_dtype = _dtype.get_default_dtype()
+        a = a.to(float_dtype) if isinstance(a, Tensor) else a
+        b = b.to(float_dtype) if isinstance(b, Tensor) else b
     return Div.apply(a, b)
 
 

@@ -4,15 +4,41 @@ import numpy as np
 from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
-from .util import promote, scalar, shape_of
+from .util import promote, result_dtype, scalar, shape_of
 
 
-def _plain_index(index):
+def _check_mask(mask, shape, position, parts):
+    """A bool mask must match the dims it indexes (NumPy's own error would be an unrelated index)."""
+    if any(p is Ellipsis for p in parts[:position]):  # the mask's dims are counted from the end
+        after = sum(_dims_used(p) for p in parts[position + 1 :])
+        start = len(shape) - after - mask.ndim
+    else:
+        start = sum(_dims_used(p) for p in parts[:position])
+    covered = shape[start : start + mask.ndim] if start >= 0 else ()
+    if tuple(covered) != mask.shape:
+        raise IndexError(
+            f"index: a bool mask of shape {mask.shape} does not match dims {start}..{start + mask.ndim - 1} "
+            f"of the indexed tensor of shape {shape}"
+        )
+
+
+def _dims_used(part):
+    """How many dims of the indexed tensor one part of an index consumes."""
+    if part is None or part is Ellipsis:
+        return 0
+    if isinstance(part, (np.ndarray, Tensor, list)):
+        kind = (part.data if isinstance(part, Tensor) else np.asarray(part)).dtype.kind
+        if kind == "b":
+            return np.ndim(part.data if isinstance(part, Tensor) else part)
+    return 1
+
+
+def _plain_index(index, shape):
     """Turn Tensors and lists inside an index into arrays; say whether it is advanced (has arrays)."""
     parts = index if isinstance(index, tuple) else (index,)
     plain = []
     advanced = False
-    for part in parts:
+    for position, part in enumerate(parts):
         if isinstance(part, Tensor):
             part = part.data
         elif isinstance(part, list):
@@ -21,6 +47,7 @@ def _plain_index(index):
                 raise IndexError(f"index: indices must be integers or bools, got floats {part.tolist()!r:.60}")
         if isinstance(part, np.ndarray):
             if part.dtype.kind == "b":
+                _check_mask(part, shape, position, parts)
                 plain.extend(np.nonzero(part))  # a bool mask selects the positions where it is True
                 advanced = True
                 continue
@@ -103,7 +130,7 @@ class Triangle(Function):
 
 
 def getitem(x, index):
-    plain, advanced = _plain_index(index)
+    plain, advanced = _plain_index(index, x.shape)
     return GetItem.apply(x, plain if isinstance(index, tuple) or len(plain) != 1 else plain[0], advanced)
 
 
@@ -127,6 +154,9 @@ def masked_fill(x, mask, value):
 def where(condition, input, other):
     condition = _bool_array(condition, "where")
     input, other = promote(input, other)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # two numbers: the result has their PyTorch dtype (a float gives the default float dtype)
+        input = Tensor._make(np.asarray(input, dtype=result_dtype(input, other)))
     return Where.apply(condition, input, other)
 
 

@@ -5,7 +5,7 @@ from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
 from .indexing import getitem
-from .util import normalize_dim
+from .util import normalize_dim, result_dtype
 
 
 class Cat(Function):
@@ -44,6 +44,12 @@ def _check_tensors(tensors, op):
     return tensors
 
 
+def _same_dtype(tensors):
+    """Cast to PyTorch's common dtype (int64 with float32 gives float32; NumPy would say float64)."""
+    target = result_dtype(*tensors)
+    return [t if t.dtype == target else t.to(target) for t in tensors]
+
+
 def cat(tensors, dim=0):
     tensors = _check_tensors(tensors, "cat")
     shapes = [t.shape for t in tensors]
@@ -56,7 +62,7 @@ def cat(tensors, dim=0):
     for shape in shapes[1:]:
         if shape[:d] + shape[d + 1 :] != shapes[0][:d] + shapes[0][d + 1 :]:
             raise ShapeError(f"cat: sizes must match in every dim except dim {d}, got shapes {shapes}")
-    return Cat.apply(*tensors, dim=d)
+    return Cat.apply(*_same_dtype(tensors), dim=d)
 
 
 def stack(tensors, dim=0):
@@ -65,7 +71,7 @@ def stack(tensors, dim=0):
     if any(s != shapes[0] for s in shapes):
         raise ShapeError(f"stack: expects tensors of equal shape, got shapes {shapes}")
     d = normalize_dim(dim, tensors[0].ndim + 1, "stack")
-    return Stack.apply(*tensors, dim=d)
+    return Stack.apply(*_same_dtype(tensors), dim=d)
 
 
 def split(x, split_size_or_sections, dim=0):
@@ -98,5 +104,7 @@ def chunk(x, chunks, dim=0):
         raise ValueError(f"chunk: chunks must be positive, got {chunks}")
     d = normalize_dim(dim, x.ndim, "chunk")
     length = x.shape[d]
-    size = max(-(-length // chunks), 1)
+    if length == 0:  # PyTorch gives `chunks` empty pieces
+        return tuple(getitem(x, (slice(None),) * d + (slice(0, 0),)) for _ in range(chunks))
+    size = -(-length // chunks)
     return split(x, size, d)

@@ -2,6 +2,7 @@
 
 Backward broadcasts the reduced gradient back over the reduced dims; `_unreduce` does that.
 """
+import builtins
 from collections import namedtuple
 
 import numpy as np
@@ -48,7 +49,7 @@ class Var(Function):
     def forward(ctx, x, dims, correction, keepdim):
         ctx.dims, ctx.keepdim = dims, keepdim
         count = int(np.prod([x.shape[d] for d in dims]))
-        ctx.denominator = max(count - correction, 0)
+        ctx.denominator = builtins.max(count - correction, 0)  # this module's max is the op
         centered = x - x.mean(axis=dims, keepdims=True)
         ctx.save_for_backward(centered)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -124,7 +125,14 @@ def mean(x, dim=None, keepdim=False):
 
 
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance with Bessel's correction by default (correction=1), as PyTorch."""
+    """Variance with Bessel's correction by default (correction=1), as PyTorch.
+
+    As in PyTorch, a bool in dim's place is `unbiased`: x.var(False) is the biased variance.
+    """
+    if isinstance(dim, bool):
+        if unbiased is not None:
+            raise TypeError("var: got unbiased twice (a bool in place of dim, and unbiased=)")
+        dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
         raise ValueError("var: give either unbiased or correction, not both")
     if correction is None:

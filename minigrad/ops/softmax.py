@@ -13,7 +13,7 @@ from .util import normalize_dim
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
-        y = x - x.max(axis=dim, keepdims=True)  # softmax(x) = softmax(x - c): no overflow in exp
+        y = np.asarray(x - x.max(axis=dim, keepdims=True))  # softmax(x) = softmax(x - c): no overflow in exp
         np.exp(y, out=y)
         y /= y.sum(axis=dim, keepdims=True)
         ctx.save_for_backward(y)
@@ -45,9 +45,16 @@ class LogSoftmax(Function):
         return grad - np.exp(y) * grad.sum(axis=ctx.dim, keepdims=True), None
 
 
+def _check_floating(x, op):
+    if x.dtype.kind != "f":
+        raise TypeError(f"{op}: expects a floating point tensor, got {x.dtype} (convert with .float())")
+
+
 def softmax(x, dim):
+    _check_floating(x, "softmax")
     return Softmax.apply(x, normalize_dim(dim, x.ndim, "softmax"))
 
 
 def log_softmax(x, dim):
+    _check_floating(x, "log_softmax")
     return LogSoftmax.apply(x, normalize_dim(dim, x.ndim, "log_softmax"))

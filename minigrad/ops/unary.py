@@ -1,9 +1,15 @@
 """Elementwise functions of one tensor. Each backward is dL/dx = dL/dy * f'(x)."""
 import numpy as np
 
+from .. import dtype as _dtype
 from ..function import Function
 from ..tensor import Tensor
 from .util import scalar
+
+
+def _floating(x):
+    """exp, log, ... of an integer or bool tensor give the default float dtype, as in PyTorch."""
+    return x if x.dtype.kind == "f" else to_dtype(x, _dtype.get_default_dtype())
 
 
 class Exp(Function):
@@ -134,23 +140,23 @@ class ToDtype(Function):
 
 
 def exp(x):
-    return Exp.apply(x)
+    return Exp.apply(_floating(x))
 
 
 def log(x):
-    return Log.apply(x)
+    return Log.apply(_floating(x))
 
 
 def sqrt(x):
-    return Sqrt.apply(x)
+    return Sqrt.apply(_floating(x))
 
 
 def tanh(x):
-    return Tanh.apply(x)
+    return Tanh.apply(_floating(x))
 
 
 def sigmoid(x):
-    return Sigmoid.apply(x)
+    return Sigmoid.apply(_floating(x))
 
 
 def relu(x):

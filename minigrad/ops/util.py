@@ -36,24 +36,57 @@ def scalar(value):
     return value
 
 
-def promote(a, b):
-    """Bring two operands to PyTorch's result dtype where NumPy's would differ.
+def _category(dtype):
+    """PyTorch's type categories: bool < integer < floating."""
+    return {"b": 0, "i": 1, "u": 1}.get(dtype.kind, 2)
 
-    NumPy turns int64 + float32 into float64, and an int tensor + 0.5 into float64; PyTorch keeps
-    the float tensor's dtype (or the default float dtype). Returns the possibly cast operands.
+
+def _scalar_dtype(value):
+    if isinstance(value, bool):
+        return _dtype.bool_
+    if isinstance(value, int):
+        return _dtype.int64
+    return _dtype.get_default_dtype()
+
+
+def result_dtype(*operands):
+    """The dtype PyTorch gives an op on `operands` (Tensors and Python numbers).
+
+    Tensors with dims outrank 0-d tensors, which outrank Python numbers, unless a lower-ranked
+    operand is of a higher category (bool < int < float): float32 tensor + float64 0-d tensor is
+    float32, int64 tensor + 0.5 is the default float dtype. NumPy would give float64 for both.
     """
-    a, b = scalar(a), scalar(b)
-    a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
-    if a_t and b_t:
-        fa, fb = a.dtype.kind == "f", b.dtype.kind == "f"
-        if fa and not fb:
-            b = b.to(a.dtype)
-        elif fb and not fa:
-            a = a.to(b.dtype)
-    elif a_t and isinstance(b, float) and a.dtype.kind != "f":
-        a = a.to(_dtype.get_default_dtype())
-    elif b_t and isinstance(a, float) and b.dtype.kind != "f":
-        b = b.to(_dtype.get_default_dtype())
+    dimensioned = [x.dtype for x in operands if isinstance(x, Tensor) and x.ndim > 0]
+    zero_dim = [x.dtype for x in operands if isinstance(x, Tensor) and x.ndim == 0]
+    numbers = [_scalar_dtype(x) for x in operands if not isinstance(x, Tensor)]
+    top = max(_category(d) for d in dimensioned + zero_dim + numbers)
+    for group in (dimensioned, zero_dim):
+        best = [d for d in group if _category(d) == top]
+        if best:
+            return np.result_type(*best)
+    return _scalar_dtype({0: False, 1: 0, 2: 0.0}[top])
+
+
+def _operand(x):
+    x = scalar(x)
+    return Tensor._make(x) if isinstance(x, np.ndarray) else x
+
+
+def promote(a, b):
+    """Cast tensor operands to PyTorch's result dtype (`result_dtype`) where NumPy's would differ.
+
+    NumPy scalars become Python numbers first, so a np.float64 cannot promote a float32 tensor.
+    Returns the possibly cast operands; Python numbers are left as they are (NumPy treats them
+    as weak, so they take the tensor's dtype).
+    """
+    a, b = _operand(a), _operand(b)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        return a, b
+    target = result_dtype(a, b)
+    if isinstance(a, Tensor) and a.dtype != target:
+        a = a.to(target)
+    if isinstance(b, Tensor) and b.dtype != target:
+        b = b.to(target)
     return a, b
 
 

@@ -1,0 +1,11 @@
+"""Optimizers (SGD, Adam, AdamW) and learning-rate schedules (`minigrad.optim.lr_scheduler`).
+
+    opt = optim.Adam(model.parameters(), lr=1e-3)
+    loss.backward(); opt.step(); opt.zero_grad()
+"""
+from . import lr_scheduler
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]

@@ -1,0 +1,94 @@
+"""Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019), in PyTorch's formulation.
+
+At step t, with g the gradient:
+
+    g   = g + weight_decay * p                    Adam: L2 penalty folded into the gradient
+    p   = p * (1 - lr * weight_decay)             AdamW: decay decoupled from the gradient
+    m   = beta1 * m + (1 - beta1) * g             first moment (mean of g)
+    v   = beta2 * v + (1 - beta2) * g^2           second moment (uncentred variance of g)
+    v^  = max(v^, v)                              amsgrad only; then v^ replaces v below
+    p   = p - (lr / (1 - beta1^t)) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+
+m and v start at zero, so early on they are biased towards zero; dividing by (1 - beta^t) removes
+that bias. Note eps is added after the bias correction of sqrt(v), as PyTorch does.
+"""
+import math
+
+import numpy as np
+
+from .optimizer import Optimizer, check_number
+
+
+class Adam(Optimizer):
+    """Adam; `decoupled_weight_decay=True` gives AdamW (as in PyTorch, where AdamW is this flag)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 decoupled_weight_decay=False):
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _check_group(self, group):
+        name = type(self).__name__
+        group["lr"] = check_number(name, group["lr"], "learning rate lr")
+        group["eps"] = check_number(name, group["eps"], "epsilon eps")
+        group["weight_decay"] = check_number(name, group["weight_decay"], "weight_decay")
+        betas = group["betas"]
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
+        group["betas"] = (check_number(name, betas[0], "beta1 (betas[0])", high=1.0),
+                          check_number(name, betas[1], "beta2 (betas[1])", high=1.0))
+        group["amsgrad"] = bool(group["amsgrad"])
+        group["decoupled_weight_decay"] = bool(group["decoupled_weight_decay"])
+
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                grad = p.grad.data
+                state = self.state.setdefault(p, {})
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = np.zeros_like(p.data)
+                    state["exp_avg_sq"] = np.zeros_like(p.data)
+                state["step"] += 1
+                t = state["step"]
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+
+                if weight_decay != 0:
+                    if group["decoupled_weight_decay"]:
+                        # AdamW: p = p * (1 - lr * weight_decay)
+                        p.data *= 1.0 - lr * weight_decay
+                    else:
+                        # Adam: g = g + weight_decay * p
+                        grad = grad + weight_decay * p.data
+                # m = beta1 * m + (1 - beta1) * g
+                m *= beta1
+                m += (1.0 - beta1) * grad
+                # v = beta2 * v + (1 - beta2) * g^2
+                v *= beta2
+                v += (1.0 - beta2) * grad * grad
+                if amsgrad:
+                    if "max_exp_avg_sq" not in state:
+                        state["max_exp_avg_sq"] = np.zeros_like(p.data)
+                    # v^ = max(v^, v): the running maximum of v is used instead of v
+                    v = np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
+                # p = p - (lr / (1 - beta1^t)) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+                step_size = lr / (1.0 - beta1 ** t)
+                denom = np.sqrt(v)
+                denom /= math.sqrt(1.0 - beta2 ** t)
+                denom += eps
+                p.data -= step_size * (m / denom)
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p shrinks by lr * weight_decay each step, outside the moments."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         decoupled_weight_decay=True)

@@ -1,0 +1,124 @@
+"""The `minigrad` command: train the toy models, resume them, and use them.
+
+    minigrad train copy                      # train, evaluate on held-out data, save runs/copy.npz
+    minigrad train dates --steps 4000        # the date translation model
+    minigrad train dates --resume            # go on from runs/dates.npz
+    minigrad translate "22 Nov 2026"         # with runs/dates.npz
+    minigrad translate 0123456789 --checkpoint runs/copy.npz
+    minigrad translate 12+34 --checkpoint runs/addition.npz
+    minigrad eval --checkpoint runs/dates.npz
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.data import BOS, EOS, Vocab, pad_batch
+
+from .gpt import generate
+from .training import TASKS, Trainer, load_for_inference
+from .transformer import greedy_decode
+
+
+def _train(args):
+    path = args.out or os.path.join("runs", f"{args.task}.npz")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    overrides = {k: v for k, v in dict(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
+                                        seed=args.seed).items() if v is not None}
+    if args.resume and os.path.exists(path):
+        trainer = Trainer.resume(path)
+        if args.steps is not None:
+            trainer.train_config.steps = args.steps
+        print(f"resuming {args.task} from {path} at step {trainer.step}")
+    else:
+        task_args = {"use_babel": True} if args.babel else {}
+        trainer = Trainer(args.task, train_overrides=overrides, task_args=task_args)
+    n_params = sum(p.numel() for p in trainer.model.parameters())
+    print(f"task {args.task}: {n_params:,} parameters, up to {trainer.train_config.steps} steps")
+    try:
+        accuracy = trainer.run(progress=not args.quiet, checkpoint=path)
+    except KeyboardInterrupt:
+        trainer.save(path)
+        print(f"\ninterrupted at step {trainer.step}; saved {path}. Go on with: minigrad train {args.task} --resume")
+        return 130
+    print(f"held-out exact match: {accuracy:.2%} after {trainer.step} steps, {trainer.elapsed:.1f} s; saved {path}")
+    _show_examples(trainer)
+    return 0
+
+
+def _show_examples(trainer, n=5):
+    src, expected = trainer.task.test_set()
+    predicted = trainer.predict(src[:n])
+    print("unseen examples (input -> output):")
+    for row, want, got in zip(src[:n], expected[:n], predicted):
+        if trainer.decoder_only:
+            shown = trainer.task.vocab.decode(row)
+        else:
+            shown = trainer.task.src_vocab.decode(row, join=" " if trainer.task_name in ("copy", "reverse") else "")
+        mark = "ok" if got == want else f"WRONG, expected {want}"
+        print(f"  {shown!r:40} -> {got!r}  {mark}")
+
+
+def _translate(args):
+    model, ckpt = load_for_inference(args.checkpoint)
+    task = ckpt["task"]
+    for text in args.text:
+        if task == "addition":
+            vocab = Vocab(ckpt["vocab"])
+            a, _, b = text.partition("+")
+            if not (a.strip().isdigit() and b.strip().isdigit()) or int(a) > 99 or int(b) > 99:
+                raise SystemExit(f"translate: the addition model takes 'a+b' with a, b in 0..99, got {text!r}")
+            prompt = np.array([[BOS] + vocab.encode(f"{int(a):02d}+{int(b):02d}=")])
+            out = generate(model, prompt, 4, eos_id=EOS).data[0, prompt.shape[1]:]
+            print(f"{text} = {int(vocab.decode(out) or 0)}")
+            continue
+        src_vocab, tgt_vocab = Vocab(ckpt["src_vocab"]), Vocab(ckpt["tgt_vocab"])
+        symbols = list(text.replace(" ", "")) if task in ("copy", "reverse") else list(text)
+        unknown = sorted({s for s in symbols if s not in src_vocab.stoi})
+        if unknown:
+            raise SystemExit(f"translate: characters {unknown} are not in the {task} model's vocabulary")
+        src = pad_batch([src_vocab.encode(symbols)])
+        max_len = min(model.config.max_len, len(symbols) + 12)
+        out = greedy_decode(model, src, max_len, BOS, EOS).data[0]
+        print(f"{text} -> {tgt_vocab.decode(out)}")
+    return 0
+
+
+def _evaluate(args):
+    trainer = Trainer.resume(args.checkpoint)
+    accuracy = trainer.evaluate()
+    src, _ = trainer.task.test_set()
+    print(f"{trainer.task_name}: held-out exact match {accuracy:.2%} on {len(src)} examples (step {trainer.step})")
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="minigrad", description="Train and use minigrad's toy Transformers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser("train", help="train a model on a toy task")
+    train.add_argument("task", choices=sorted(TASKS))
+    train.add_argument("--steps", type=int, help="the most training steps (training stops early at 100%%)")
+    train.add_argument("--batch-size", type=int)
+    train.add_argument("--lr", type=float, help="peak learning rate")
+    train.add_argument("--seed", type=int)
+    train.add_argument("--out", help="checkpoint path (default runs/TASK.npz)")
+    train.add_argument("--resume", action="store_true", help="go on from the checkpoint at --out")
+    train.add_argument("--babel", action="store_true", help="dates: add the formats of more locales (needs Babel)")
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+    translate = sub.add_parser("translate", help="run a trained model on new inputs")
+    translate.add_argument("text", nargs="+")
+    translate.add_argument("--checkpoint", default=os.path.join("runs", "dates.npz"))
+    evaluate = sub.add_parser("eval", help="held-out exact match of a checkpoint")
+    evaluate.add_argument("--checkpoint", required=True)
+    args = parser.parse_args(argv)
+    try:
+        return {"train": _train, "translate": _translate, "eval": _evaluate}[args.command](args)
+    except (FileNotFoundError, mg.CheckpointError) as error:
+        print(f"minigrad: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

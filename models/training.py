@@ -1,0 +1,263 @@
+"""Training, evaluation and checkpoints for the toy tasks (used by the CLI and the examples).
+
+A checkpoint holds everything needed to resume exactly (model, optimizer, scheduler, step, the
+random generators' states, the history) and to translate later (configs and vocabularies).
+"""
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad import optim
+from minigrad.data import BOS, EOS, PAD, AdditionTask, DateTask, SequenceTask
+from minigrad.nn.utils import clip_grad_norm_
+
+from .gpt import DecoderOnlyLM, GPTConfig, generate
+from .transformer import Seq2SeqTransformer, TransformerConfig, greedy_decode
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 1000
+    batch_size: int = 64
+    lr: float = 1e-3  # peak learning rate, reached at the end of warm-up
+    warmup: int = 100  # steps of linear warm-up, then 1/sqrt(step) decay as in the paper
+    label_smoothing: float = 0.0
+    clip_norm: float = 1.0
+    seed: int = 0
+    eval_every: int = 0  # 0: evaluate only at the end
+    stop_at_accuracy: float = 1.01  # stop early once held-out accuracy reaches this (checked at eval)
+
+
+TASKS = {
+    "copy": lambda **kw: SequenceTask("copy", **kw),
+    "reverse": lambda **kw: SequenceTask("reverse", **kw),
+    "dates": lambda **kw: DateTask(**kw),
+    "addition": lambda **kw: AdditionTask(**kw),
+}
+
+# Model sizes that reach the stated accuracies quickly on a 2-core CPU.
+DEFAULT_MODELS = {
+    "copy": dict(d_model=64, num_heads=4, d_ff=128, num_encoder_layers=1, num_decoder_layers=1, dropout=0.0),
+    "reverse": dict(d_model=64, num_heads=4, d_ff=128, num_encoder_layers=1, num_decoder_layers=1, dropout=0.0),
+    "dates": dict(d_model=64, num_heads=4, d_ff=256, num_encoder_layers=2, num_decoder_layers=2, dropout=0.0),
+    "addition": dict(d_model=64, num_heads=4, d_ff=256, num_layers=2, dropout=0.0),
+}
+DEFAULT_TRAINING = {
+    "copy": dict(steps=2000, batch_size=64, lr=2e-3, warmup=60, eval_every=100, stop_at_accuracy=1.0),
+    "reverse": dict(steps=2000, batch_size=64, lr=2e-3, warmup=60, eval_every=100, stop_at_accuracy=1.0),
+    "dates": dict(steps=3000, batch_size=64, lr=2e-3, warmup=200, eval_every=500, stop_at_accuracy=1.0),
+    "addition": dict(steps=4000, batch_size=128, lr=2e-3, warmup=200, eval_every=500, stop_at_accuracy=1.0),
+}
+
+
+def warmup_then_decay(warmup):
+    """Factor on the peak lr: linear warm-up to 1 at `warmup`, then sqrt(warmup / step) (the paper's shape)."""
+    def factor(last_epoch):
+        step = last_epoch + 1
+        return min(step / warmup, (warmup / step) ** 0.5)
+
+    return factor
+
+
+class Trainer:
+    """Train one model on one task; `run()` does the steps, `save()`/`resume()` the checkpoints."""
+
+    def __init__(self, task_name, model_overrides=None, train_overrides=None, task_args=None):
+        if task_name not in TASKS:
+            raise ValueError(f"unknown task {task_name!r}; choose one of {sorted(TASKS)}")
+        self.task_name = task_name
+        self.task_args = dict(task_args or {})
+        self.train_config = TrainConfig(**{**DEFAULT_TRAINING[task_name], **(train_overrides or {})})
+        mg.manual_seed(self.train_config.seed)
+        self.task = TASKS[task_name](seed=self.train_config.seed, **self.task_args)
+        model_args = {**DEFAULT_MODELS[task_name], **(model_overrides or {})}
+        self.decoder_only = task_name == "addition"
+        if self.decoder_only:
+            self.model_config = GPTConfig(vocab_size=len(self.task.vocab), max_len=16, **model_args)
+            self.model = DecoderOnlyLM(self.model_config)
+        else:
+            self.model_config = TransformerConfig(
+                src_vocab_size=len(self.task.src_vocab), tgt_vocab_size=len(self.task.tgt_vocab), max_len=64,
+                **model_args,
+            )
+            self.model = Seq2SeqTransformer(self.model_config)
+        tc = self.train_config
+        self.optimizer = optim.Adam(self.model.parameters(), lr=tc.lr, betas=(0.9, 0.98), eps=1e-9)
+        self.scheduler = optim.lr_scheduler.LambdaLR(self.optimizer, warmup_then_decay(tc.warmup))
+        self.step = 0
+        self.history = {"step": [], "loss": [], "token_accuracy": [], "eval_step": [], "eval_accuracy": []}
+
+    # ---- one step -------------------------------------------------------------------------------
+    def loss_on_batch(self):
+        """Loss and token accuracy on a fresh training batch (the forward pass)."""
+        tc = self.train_config
+        if self.decoder_only:
+            inputs, targets = self.task.batch(tc.batch_size)
+            logits = self.model(mg.tensor(inputs))
+        else:
+            src, tgt_in, targets = self.task.batch(tc.batch_size)
+            logits = self.model(mg.tensor(src), mg.tensor(tgt_in))
+        V = logits.shape[-1]
+        loss = F.cross_entropy(logits.reshape(-1, V), mg.tensor(targets.reshape(-1)), ignore_index=PAD,
+                               label_smoothing=tc.label_smoothing)
+        counted = targets != PAD
+        correct = (logits.data.argmax(-1) == targets) & counted
+        return loss, float(correct.sum() / max(counted.sum(), 1))
+
+    def train_step(self):
+        self.model.train()
+        loss, token_accuracy = self.loss_on_batch()
+        self.optimizer.zero_grad()
+        loss.backward()
+        if self.train_config.clip_norm:
+            clip_grad_norm_(self.model.parameters(), self.train_config.clip_norm)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.step += 1
+        self.history["step"].append(self.step)
+        self.history["loss"].append(loss.item())
+        self.history["token_accuracy"].append(token_accuracy)
+        return loss.item(), token_accuracy
+
+    # ---- evaluation -----------------------------------------------------------------------------
+    def predict(self, src_ids, batch_size=500):
+        """Decoded strings for source id arrays (seq2seq) or prompts (decoder-only)."""
+        out = []
+        for start in range(0, len(src_ids), batch_size):
+            chunk = src_ids[start : start + batch_size]
+            if self.decoder_only:
+                ids = generate(self.model, chunk, self.task.answer_len + 1).data[:, chunk.shape[1]:]
+                out += [self.task.vocab.decode(row) for row in ids]
+            else:
+                ids = greedy_decode(self.model, chunk, self.task.max_target_len, BOS, EOS).data
+                out += [self.task.tgt_vocab.decode(row) for row in ids]
+        return out
+
+    def evaluate(self):
+        """Exact-match accuracy on the held-out set."""
+        src, expected = self.task.test_set()
+        predicted = self.predict(src)
+        accuracy = float(np.mean([p == e for p, e in zip(predicted, expected)]))
+        self.history["eval_step"].append(self.step)
+        self.history["eval_accuracy"].append(accuracy)
+        return accuracy
+
+    def run(self, progress=True, checkpoint=None, log=print):
+        """Train until train_config.steps (or the accuracy target); returns the final held-out accuracy."""
+        tc = self.train_config
+        bar = _progress(tc.steps, self.step, enabled=progress)
+        accuracy = None
+        start = time.perf_counter()
+        try:
+            while self.step < tc.steps:
+                loss, token_accuracy = self.train_step()
+                bar.update(loss, token_accuracy)
+                if tc.eval_every and self.step % tc.eval_every == 0 and self.step < tc.steps:
+                    accuracy = self.evaluate()
+                    bar.note(f"step {self.step}: held-out exact match {accuracy:.2%}")
+                    if checkpoint:
+                        self.save(checkpoint)
+                    if accuracy >= tc.stop_at_accuracy:
+                        break
+        finally:
+            bar.close()
+        if accuracy is None or self.history["eval_step"][-1] != self.step:
+            accuracy = self.evaluate()
+        self.elapsed = time.perf_counter() - start
+        if checkpoint:
+            self.save(checkpoint)
+        return accuracy
+
+    # ---- checkpoints ----------------------------------------------------------------------------
+    def save(self, path):
+        vocab = {"vocab": self.task.vocab.to_list()} if self.decoder_only else {
+            "src_vocab": self.task.src_vocab.to_list(), "tgt_vocab": self.task.tgt_vocab.to_list()}
+        mg.save({
+            "task": self.task_name, "task_args": self.task_args,
+            "model_config": asdict(self.model_config), "train_config": asdict(self.train_config),
+            "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(), "step": self.step, "history": self.history,
+            "rng": {"minigrad": _rng_state(mg.random.default_generator()), "task": _rng_state(self.task.rng)},
+            **vocab,
+        }, path)
+
+    @classmethod
+    def resume(cls, path):
+        """A Trainer in the exact state `save` recorded: training goes on as if never interrupted."""
+        ckpt = mg.load(path)
+        trainer = cls(ckpt["task"], _model_overrides(ckpt["model_config"], ckpt["task"]), ckpt["train_config"],
+                      ckpt["task_args"])
+        trainer.model.load_state_dict(ckpt["model"])
+        trainer.optimizer.load_state_dict(ckpt["optimizer"])
+        trainer.scheduler.load_state_dict(ckpt["scheduler"])
+        trainer.step = int(ckpt["step"])
+        trainer.history = {k: list(v) for k, v in ckpt["history"].items()}
+        mg.random.default_generator().bit_generator.state = ckpt["rng"]["minigrad"]
+        trainer.task.rng.bit_generator.state = ckpt["rng"]["task"]
+        return trainer
+
+
+def _rng_state(generator):
+    return generator.bit_generator.state
+
+
+def _model_overrides(model_config, task_name):
+    fixed = {"src_vocab_size", "tgt_vocab_size", "vocab_size", "max_len"}
+    return {k: v for k, v in model_config.items() if k not in fixed}
+
+
+def load_for_inference(path):
+    """(model, checkpoint dict) from a checkpoint, in eval mode."""
+    ckpt = mg.load(path)
+    if ckpt.get("task") == "addition":
+        model = DecoderOnlyLM(GPTConfig(**ckpt["model_config"]))
+    else:
+        model = Seq2SeqTransformer(TransformerConfig(**ckpt["model_config"]))
+    model.load_state_dict(ckpt["model"])
+    return model.eval(), ckpt
+
+
+class _progress:
+    """A progress bar with loss and accuracy: tqdm when installed, a plain line otherwise."""
+
+    def __init__(self, total, initial, enabled=True):
+        self.enabled, self.total, self.n = enabled, total, initial
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True)
+            except ImportError:
+                self.bar = None
+        self.last_print = 0.0
+
+    def update(self, loss, token_accuracy):
+        self.n += 1
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.set_postfix(loss=f"{loss:.4f}", acc=f"{token_accuracy:.3f}", refresh=False)
+            self.bar.update(1)
+        elif time.perf_counter() - self.last_print > 0.5 or self.n == self.total:
+            self.last_print = time.perf_counter()
+            filled = int(30 * self.n / self.total)
+            print(f"\r[{'#' * filled}{'.' * (30 - filled)}] step {self.n}/{self.total}  loss {loss:.4f}  "
+                  f"token acc {token_accuracy:.3f}", end="", flush=True)
+
+    def note(self, text):
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.write(text)
+        else:
+            print("\n" + text, flush=True)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled:
+            print(flush=True)
