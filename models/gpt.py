@@ -53,15 +53,21 @@ class DecoderOnlyLM(nn.Module):
         """causal & key padding, (B, 1, T, T): position i sees non-pad positions 0..i."""
         return nn.padding_mask(ids, self.config.pad_id) & nn.causal_mask(ids.shape[1])
 
-    def forward(self, ids, cache=None, offset=0):
+    def forward(self, ids, cache=None, offset=0, mask=None):
         """ids (B, T) -> logits (B, T, vocab) for the next token at every position.
 
-        With `cache` (a list, one dict per block), ids holds only the new positions starting at
-        `offset`, and earlier keys and values come from the cache.
+        mask (True = may attend) defaults to self.mask(ids), causal & padding. With `cache` (a list,
+        one dict per block), ids holds only the new positions starting at `offset`, and earlier keys
+        and values come from the cache.
         """
         ids = ids if isinstance(ids, mg.Tensor) else mg.tensor(ids)
         x = self.positional(self.token_embed(ids) * self.embed_scale, offset=offset)
-        mask = None if cache is not None and offset > 0 else self.mask(ids)
+        if mask is None and cache is not None and offset > 0:
+            # new positions offset..offset+T-1 see the cached ones and themselves, not later new ones
+            T = ids.shape[1]
+            mask = None if T == 1 else mg.tensor(np.tri(T, offset + T, offset, dtype=bool))  # (T, offset + T)
+        elif mask is None:
+            mask = self.mask(ids)
         for i, block in enumerate(self.blocks):
             block_cache = None
             if cache is not None:
@@ -92,7 +98,8 @@ def generate(model, prompt, max_new_tokens, eos_id=None, use_cache=True):
                 offset = 0 if step == 0 else ids.shape[1] - 1
                 logits = model(mg.tensor(new), cache=cache, offset=offset)
             else:
-                logits = model(mg.tensor(ids))
+                # causal only, as the cache sees it: a generated token equal to pad_id is a real token
+                logits = model(mg.tensor(ids), mask=nn.causal_mask(ids.shape[1]))
             next_token = logits.data[:, -1].argmax(axis=-1)
             if eos_id is not None:
                 next_token = np.where(finished, pad, next_token)

@@ -68,8 +68,12 @@ class Seq2SeqTransformer(nn.Module):
 
     def decode(self, tgt, memory, src_mask, tgt_mask=None, cache=None, offset=0):
         """tgt (B, T) ids -> hidden states (B, T, d_model). With `cache` (a list) tgt holds only the
-        new positions, starting at position `offset`; no mask is needed then (all keys are earlier)."""
+        new positions, starting at position `offset`; without tgt_mask they then get a causal mask
+        over the cached and new positions (none needed for one new token: all keys are earlier)."""
         x = self.positional(self.tgt_embed(tgt) * self.embed_scale, offset=offset)
+        T = tgt.shape[1]
+        if cache is not None and tgt_mask is None and T > 1:
+            tgt_mask = mg.tensor(np.tri(T, offset + T, offset, dtype=bool))  # (T, offset + T)
         return self.decoder(x, memory, tgt_mask, src_mask, cache=cache)
 
     def forward(self, src, tgt):

@@ -33,6 +33,16 @@ class Module:
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"call super().__init__() in {type(self).__name__}.__init__ before assigning {name!r}")
+        # as PyTorch: a plain value over a registered parameter, sub-module or buffer is an error,
+        # not a silent removal of that parameter from the model (and from its optimizer and state dict)
+        if value is not None and not isinstance(value, (Parameter, Module)):
+            for table, needed in ((self._parameters, "a Parameter or None"), (self._modules, "a Module or None"),
+                                  (self._buffers if not isinstance(value, Tensor) else {}, "a Tensor or None")):
+                if name in table:
+                    raise TypeError(
+                        f"cannot assign {type(value).__name__} to {name!r} of {type(self).__name__}: "
+                        f"it is registered, so {needed} is needed (wrap a tensor in nn.Parameter to learn it)"
+                    )
         for table in (self._parameters, self._buffers, self._modules):
             if name in table and not _fits(table, value, self):
                 del table[name]
@@ -44,6 +54,8 @@ class Module:
             self._modules[name] = value
         elif name in self._parameters:  # assigning None to a registered parameter
             self._parameters[name] = value
+        elif name in self._modules:  # None to a registered sub-module: the slot stays, empty
+            self._modules[name] = value
         elif name in self._buffers:
             self._buffers[name] = value
         else:
@@ -262,4 +274,4 @@ def _fits(table, value, module):
         return isinstance(value, Parameter) or value is None
     if table is module._modules:
         return isinstance(value, Module) or value is None
-    return isinstance(value, Tensor) or value is None
+    return (isinstance(value, Tensor) and not isinstance(value, Parameter)) or value is None  # buffers

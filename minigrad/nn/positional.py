@@ -32,8 +32,9 @@ class PositionalEncoding(Module):
         super().__init__()
         self.d_model, self.max_len = d_model, max_len
         self.dropout = Dropout(dropout)
-        # a fixed function of the position, not learned, so it is not saved in the state dict
-        self.register_buffer("pe", Tensor._make(sinusoidal_table(max_len, d_model)), persistent=False)
+        # a fixed function of the position, not learned, so it is not saved in the state dict; kept in
+        # float64 so that a model moved to float64 gets the exact table (each forward casts its slice)
+        self.register_buffer("pe", Tensor._make(sinusoidal_table(max_len, d_model, np.float64)), persistent=False)
 
     def forward(self, x, offset=0):
         T = x.shape[-2]

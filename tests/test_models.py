@@ -1,0 +1,323 @@
+"""The whole models in models/: the encoder-decoder Transformer and the decoder-only LM.
+
+Finite-difference checks of the full training loss (padding in source and target, label-smoothed
+cross-entropy that ignores the pad id), incremental decoding against re-decoding the whole prefix,
+beam search of width 1 against greedy decoding, and weight tying.
+"""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from models.gpt import DecoderOnlyLM, GPTConfig, generate
+from models.transformer import Seq2SeqTransformer, TransformerConfig, beam_search, greedy_decode
+
+PAD, BOS, EOS = 0, 1, 2
+
+
+@pytest.fixture
+def float64():
+    """Build models in float64 for this test; the default dtype is restored afterwards."""
+    previous = mg.get_default_dtype()
+    mg.set_default_dtype(mg.float64)
+    try:
+        yield
+    finally:
+        mg.set_default_dtype(previous)
+
+
+def seq2seq(seed=0, **overrides):
+    mg.manual_seed(seed)
+    config = dict(src_vocab_size=7, tgt_vocab_size=6, d_model=8, num_heads=2, d_ff=16, num_encoder_layers=1,
+                  num_decoder_layers=2, dropout=0.0, max_len=24, pad_id=PAD)
+    config.update(overrides)
+    return Seq2SeqTransformer(TransformerConfig(**config))
+
+
+def gpt(seed=0, **overrides):
+    mg.manual_seed(seed)
+    config = dict(vocab_size=6, d_model=8, num_heads=2, d_ff=16, num_layers=2, dropout=0.0, max_len=24, pad_id=PAD)
+    config.update(overrides)
+    return DecoderOnlyLM(GPTConfig(**config))
+
+
+# a batch with padding at the end of source and target sequences
+SRC = np.array([[3, 4, 5, 6, 2], [5, 3, 2, 0, 0]])
+TGT_IN = np.array([[1, 4, 3, 5], [1, 5, 0, 0]])  # BOS + target, padded
+TGT_OUT = np.array([[4, 3, 5, 2], [5, 2, 0, 0]])  # target + EOS, padded
+
+
+def seq2seq_loss(model):
+    logits = model(mg.tensor(SRC), mg.tensor(TGT_IN))  # (B, T, V)
+    V = logits.shape[-1]
+    return F.cross_entropy(logits.reshape(-1, V), mg.tensor(TGT_OUT.reshape(-1)), ignore_index=PAD, label_smoothing=0.1)
+
+
+def lm_loss(model, ids):
+    logits = model(mg.tensor(ids[:, :-1]))
+    V = logits.shape[-1]
+    return F.cross_entropy(logits.reshape(-1, V), mg.tensor(ids[:, 1:].reshape(-1)), ignore_index=PAD,
+                           label_smoothing=0.1)
+
+
+# ---- gradient checks of whole models --------------------------------------------------------------------
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+def test_seq2seq_gradcheck_fast_mode_every_parameter(float64, norm_first):
+    model = seq2seq(norm_first=norm_first, tie_embeddings=norm_first)
+    assert all(p.dtype == np.float64 for p in model.parameters())
+    assert mg.gradcheck(lambda: seq2seq_loss(model), dict(model.named_parameters()), fast_mode=True,
+                        n_directions=2, n_samples=4)
+
+
+def test_seq2seq_gradcheck_full_on_some_parameters(float64):
+    model = seq2seq()
+    named = dict(model.named_parameters())
+    chosen = {k: named[k] for k in ("src_embed.weight", "decoder.layers.1.cross_attn.k_proj.weight",
+                                     "encoder.layers.0.norm1.weight", "generator.bias")}
+    assert mg.gradcheck(lambda: seq2seq_loss(model), chosen)
+
+
+def test_seq2seq_gradcheck_after_double(float64):
+    mg.set_default_dtype(mg.float32)
+    model = seq2seq().double()  # the other way to float64
+    assert mg.gradcheck(lambda: seq2seq_loss(model), dict(model.named_parameters()), fast_mode=True,
+                        n_directions=1, n_samples=2)
+
+
+def test_decoder_only_gradcheck(float64):
+    model = gpt()
+    ids = np.array([[1, 4, 3, 5, 2], [1, 5, 2, 0, 0]])
+    named = dict(model.named_parameters())
+    assert mg.gradcheck(lambda: lm_loss(model, ids), named, fast_mode=True, n_directions=2, n_samples=4)
+    assert mg.gradcheck(lambda: lm_loss(model, ids), {k: named[k] for k in ("token_embed.weight", "norm.bias")})
+
+
+def test_padding_in_the_source_changes_nothing(float64):
+    """The source pad positions are masked everywhere: what sits there cannot change the output."""
+    model = seq2seq()
+    src = mg.tensor(SRC)
+    a = model(src, mg.tensor(TGT_IN)).data
+    # the pad embedding row is zero and gets no gradient; make it nonzero: outputs must not change
+    model.src_embed.weight.data[PAD] = 5.0
+    np.testing.assert_allclose(model(src, mg.tensor(TGT_IN)).data, a, rtol=1e-12, atol=1e-12)
+    loss = seq2seq_loss(model)
+    loss.backward()
+    assert np.all(model.src_embed.weight.grad.data[PAD] == 0)
+    assert np.all(model.tgt_embed.weight.grad.data[PAD] == 0)
+
+
+def test_target_positions_do_not_see_the_future(float64):
+    model = seq2seq()
+    src, tgt = mg.tensor(SRC[:1]), TGT_IN[:1]
+    full = model(src, mg.tensor(tgt)).data
+    changed = tgt.copy()
+    changed[0, 2:] = [5, 5]
+    # positions 0 and 1 see only tokens 0..1, which did not change
+    np.testing.assert_allclose(model(src, mg.tensor(changed)).data[:, :2], full[:, :2], rtol=1e-12)
+
+
+# ---- weight tying ------------------------------------------------------------------------------------------
+def test_tie_embeddings_shares_the_parameter():
+    model = seq2seq(tie_embeddings=True)
+    assert model.generator.weight is model.tgt_embed.weight
+    names = [n for n, _ in model.named_parameters()]
+    assert "tgt_embed.weight" in names and "generator.weight" not in names
+    assert len(list(model.parameters())) == len(set(map(id, model.parameters())))
+    assert "generator.weight" in model.state_dict()
+    untied = seq2seq(tie_embeddings=False)
+    assert untied.generator.weight is not untied.tgt_embed.weight
+    assert len(list(untied.parameters())) == len(list(model.parameters())) + 1
+
+    lm = gpt()  # tied by default, as GPT-2
+    assert lm.lm_head.weight is lm.token_embed.weight
+    assert lm.lm_head.bias is None
+    assert gpt(tie_embeddings=False).lm_head.weight is not gpt(tie_embeddings=False).token_embed.weight
+
+
+def test_tied_weight_gets_gradient_from_both_uses(float64):
+    model = seq2seq(tie_embeddings=True)
+    seq2seq_loss(model).backward()
+    tied = model.tgt_embed.weight.grad.data.copy()
+    # the same loss with the output projection given its own copy of the weight separates the paths
+    model.zero_grad()
+    projection = mg.tensor(model.generator.weight.data.copy(), requires_grad=True)
+    src, tgt = mg.tensor(SRC), mg.tensor(TGT_IN)
+    src_mask = model.src_mask(src)
+    hidden = model.decode(tgt, model.encode(src, src_mask), src_mask, model.tgt_mask(tgt))
+    logits = F.linear(hidden, projection, model.generator.bias)
+    F.cross_entropy(logits.reshape(-1, 6), mg.tensor(TGT_OUT.reshape(-1)), ignore_index=PAD,
+                    label_smoothing=0.1).backward()
+    lookup = model.tgt_embed.weight.grad.data
+    np.testing.assert_allclose(tied, lookup + projection.grad.data, rtol=1e-10, atol=1e-14)
+    assert np.all(lookup[PAD] == 0)  # the lookup never trains the pad row ...
+    assert np.any(projection.grad.data[PAD] != 0)  # ... but the tied projection does (as in PyTorch)
+
+
+# ---- decoding -------------------------------------------------------------------------------------------------
+def random_source(rng, B=3, S=6):
+    src = rng.integers(3, 7, (B, S))
+    for b in range(B):  # random lengths, padded at the end
+        src[b, rng.integers(2, S + 1):] = PAD
+    return src
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_greedy_decode_with_cache_equals_without(seed):
+    rng = np.random.default_rng(seed)
+    model = seq2seq(seed, tgt_vocab_size=4, norm_first=bool(seed % 2), tie_embeddings=seed == 2)
+    model.train()  # decoding must switch to eval itself, and restore the mode
+    src = random_source(rng)
+    cached = greedy_decode(model, src, max_len=9, bos_id=BOS, eos_id=EOS, use_cache=True).data
+    full = greedy_decode(model, src, max_len=9, bos_id=BOS, eos_id=EOS, use_cache=False).data
+    np.testing.assert_array_equal(cached, full)
+    assert model.training
+    assert cached.dtype == np.int64 and np.all(cached[:, 0] == BOS) and cached.shape[1] <= 9
+    for row in cached:  # after EOS only padding
+        if EOS in row:
+            assert np.all(row[list(row).index(EOS) + 1:] == PAD)
+
+
+def test_incremental_decoding_gives_the_teacher_forcing_logits(float64):
+    """Feeding one token at a time through the cache gives the logits of the full forward pass."""
+    model = seq2seq(3).eval()
+    src = mg.tensor(SRC)
+    tgt = np.array([[1, 4, 3, 5, 3], [1, 5, 4, 4, 3]])  # no padding in the target
+    full = model(src, mg.tensor(tgt)).data
+    src_mask = model.src_mask(src)
+    memory = model.encode(src, src_mask)
+    cache = []
+    for t in range(tgt.shape[1]):
+        hidden = model.decode(mg.tensor(tgt[:, t:t + 1]), memory, src_mask, cache=cache, offset=t)
+        np.testing.assert_allclose(model.generator(hidden).data[:, 0], full[:, t], rtol=1e-10, atol=1e-12)
+
+
+def test_decoding_several_new_tokens_at_once_through_the_cache(float64):
+    """Chunks of more than one token through the cache: each must still not see later tokens."""
+    model = seq2seq(4).eval()
+    src = mg.tensor(SRC)
+    tgt = np.array([[1, 4, 3, 5, 3, 4], [1, 5, 4, 4, 3, 3]])
+    full = model(src, mg.tensor(tgt)).data
+    src_mask = model.src_mask(src)
+    memory = model.encode(src, src_mask)
+    cache = []
+    for start, stop in ((0, 3), (3, 4), (4, 6)):
+        hidden = model.decode(mg.tensor(tgt[:, start:stop]), memory, src_mask, cache=cache, offset=start)
+        np.testing.assert_allclose(model.generator(hidden).data, full[:, start:stop], rtol=1e-10, atol=1e-12)
+
+
+def test_batched_greedy_decode_equals_one_sequence_at_a_time():
+    model = seq2seq(5, tgt_vocab_size=4)
+    src = random_source(np.random.default_rng(5))
+    batched = greedy_decode(model, src, max_len=8, bos_id=BOS, eos_id=EOS).data
+    for b in range(len(src)):
+        length = int((src[b] != PAD).sum())
+        alone = greedy_decode(model, src[b:b + 1, :length], max_len=8, bos_id=BOS, eos_id=EOS).data[0]
+        np.testing.assert_array_equal(batched[b, :len(alone)], alone)
+        assert np.all(batched[b, len(alone):] == PAD)
+
+
+def strip(row):
+    """A greedy output row as a list: up to and including EOS, padding removed."""
+    row = list(int(t) for t in row)
+    return row[:row.index(EOS) + 1] if EOS in row else row
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_beam_search_of_width_one_is_greedy(seed):
+    model = seq2seq(seed, tgt_vocab_size=4)
+    src = random_source(np.random.default_rng(seed + 10))
+    greedy = greedy_decode(model, src, max_len=8, bos_id=BOS, eos_id=EOS).data
+    beams = beam_search(model, src, max_len=8, bos_id=BOS, eos_id=EOS, beam_size=1)
+    assert beams == [strip(row) for row in greedy]
+
+
+def test_beam_search_finds_a_sequence_at_least_as_likely_as_greedy():
+    model = seq2seq(7, tgt_vocab_size=4)
+    src = random_source(np.random.default_rng(7), B=2)
+
+    def log_prob(row, s):
+        ids = np.array([row])
+        logits = model.eval()(mg.tensor(src[s:s + 1]), mg.tensor(ids[:, :-1]))
+        logp = logits.log_softmax(dim=-1).data[0]
+        return sum(logp[t, ids[0, t + 1]] for t in range(len(row) - 1))
+
+    greedy = [strip(r) for r in greedy_decode(model, src, max_len=6, bos_id=BOS, eos_id=EOS).data]
+    beams = beam_search(model, src, max_len=6, bos_id=BOS, eos_id=EOS, beam_size=4, length_penalty=0.0)
+    for s in range(2):
+        assert beams[s][0] == BOS
+        # with no length normalisation, among finished sequences beam search can only do as well or better
+        if greedy[s][-1] == EOS and beams[s][-1] == EOS:
+            assert log_prob(beams[s], s) >= log_prob(greedy[s], s) - 1e-5
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_generate_with_cache_equals_without(seed):
+    rng = np.random.default_rng(seed)
+    # a tiny vocabulary, so the model also emits the pad id as an ordinary token now and then
+    model = gpt(seed, vocab_size=3, norm_first=seed % 2 == 0, tie_embeddings=seed < 2)
+    prompt = rng.integers(1, 3, (3, 4))
+    cached = generate(model, prompt, max_new_tokens=10, use_cache=True).data
+    full = generate(model, prompt, max_new_tokens=10, use_cache=False).data
+    np.testing.assert_array_equal(cached, full)
+    assert cached.shape == (3, 14) and np.array_equal(cached[:, :4], prompt)
+    with_eos = generate(model, prompt, max_new_tokens=10, eos_id=2, use_cache=True).data
+    np.testing.assert_array_equal(with_eos, generate(model, prompt, max_new_tokens=10, eos_id=2, use_cache=False).data)
+
+
+def test_generate_emitting_the_pad_id_still_agrees():
+    """Found by the test above: the full-prefix path used to mask generated pad-id tokens as padding."""
+    exercised = 0
+    for seed in range(16):
+        model = gpt(seed, vocab_size=3, tie_embeddings=seed % 2 == 0)
+        prompt = np.random.default_rng(seed).integers(1, 3, (3, 4))
+        cached = generate(model, prompt, max_new_tokens=10).data
+        np.testing.assert_array_equal(cached, generate(model, prompt, max_new_tokens=10, use_cache=False).data)
+        exercised += np.any(cached[:, 4:] == PAD)
+    assert exercised >= 2  # the case did occur
+
+
+def test_gpt_incremental_logits_equal_full_forward(float64):
+    model = gpt(4).eval()
+    ids = np.array([[1, 4, 3, 5, 3, 4], [1, 5, 4, 4, 3, 3]])
+    full = model(mg.tensor(ids)).data
+    cache = []
+    first = model(mg.tensor(ids[:, :3]), cache=cache, offset=0).data  # a prompt of three, then one at a time
+    np.testing.assert_allclose(first, full[:, :3], rtol=1e-10, atol=1e-12)
+    for t in range(3, ids.shape[1]):
+        step = model(mg.tensor(ids[:, t:t + 1]), cache=cache, offset=t).data
+        np.testing.assert_allclose(step[:, 0], full[:, t], rtol=1e-10, atol=1e-12)
+    cache = []  # chunks of several new tokens: each still sees only itself and the left
+    for start, stop in ((0, 2), (2, 5), (5, 6)):
+        chunk = model(mg.tensor(ids[:, start:stop]), cache=cache, offset=start).data
+        np.testing.assert_allclose(chunk, full[:, start:stop], rtol=1e-10, atol=1e-12)
+
+
+def test_gpt_is_causal():
+    model = gpt(2).eval()
+    ids = np.array([[1, 4, 3, 5, 3]])
+    changed = ids.copy()
+    changed[0, 3:] = [4, 4]
+    np.testing.assert_allclose(model(mg.tensor(changed)).data[:, :3], model(mg.tensor(ids)).data[:, :3], rtol=1e-6)
+
+
+def test_decoding_past_max_len_is_a_clear_error():
+    model = seq2seq(max_len=6)
+    with pytest.raises(ValueError, match="max_len"):
+        greedy_decode(model, SRC, max_len=10, bos_id=BOS, eos_id=99)
+    with pytest.raises(ValueError, match="max_len"):
+        generate(gpt(max_len=6), np.array([[1, 3, 4]]), max_new_tokens=6)
+
+
+def test_models_train_a_few_steps_and_the_loss_falls():
+    """A smoke test of the whole loop: embeddings, masks, loss and backward fit one small batch."""
+    model = seq2seq(1, dropout=0.1)
+    params = list(model.parameters())
+    first = None
+    for step in range(30):
+        model.zero_grad()
+        loss = seq2seq_loss(model)
+        loss.backward()
+        for p in params:
+            p.data -= 0.1 * p.grad.data
+        first = loss.item() if first is None else first
+    assert np.isfinite(loss.item()) and loss.item() < 0.7 * first
