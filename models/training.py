@@ -3,6 +3,8 @@
 A checkpoint holds everything needed to resume exactly (model, optimizer, scheduler, step, the
 random generators' states, the history) and to translate later (configs and vocabularies).
 """
+import signal
+import threading
 import time
 from dataclasses import asdict, dataclass
 
@@ -145,23 +147,28 @@ class Trainer:
         self.history["eval_accuracy"].append(accuracy)
         return accuracy
 
-    def run(self, progress=True, checkpoint=None, log=print):
+    def run(self, progress=True, checkpoint=None):
         """Train until train_config.steps (or the accuracy target); returns the final held-out accuracy."""
         tc = self.train_config
         bar = _progress(tc.steps, self.step, enabled=progress)
         accuracy = None
         start = time.perf_counter()
         try:
-            while self.step < tc.steps:
-                loss, token_accuracy = self.train_step()
-                bar.update(loss, token_accuracy)
-                if tc.eval_every and self.step % tc.eval_every == 0 and self.step < tc.steps:
-                    accuracy = self.evaluate()
-                    bar.note(f"step {self.step}: held-out exact match {accuracy:.2%}")
-                    if checkpoint:
-                        self.save(checkpoint)
-                    if accuracy >= tc.stop_at_accuracy:
-                        break
+            with _DeferredInterrupt() as interrupt:
+                while self.step < tc.steps:
+                    loss, token_accuracy = self.train_step()
+                    bar.update(loss, token_accuracy)
+                    if interrupt.requested:  # Ctrl-C: stop between steps, with a consistent checkpoint
+                        if checkpoint:
+                            self.save(checkpoint)
+                        raise KeyboardInterrupt
+                    if tc.eval_every and self.step % tc.eval_every == 0 and self.step < tc.steps:
+                        accuracy = self.evaluate()
+                        bar.note(f"step {self.step}: held-out exact match {accuracy:.2%}")
+                        if checkpoint:
+                            self.save(checkpoint)
+                        if accuracy >= tc.stop_at_accuracy:
+                            break
         finally:
             bar.close()
         if accuracy is None or self.history["eval_step"][-1] != self.step:
@@ -218,6 +225,28 @@ def load_for_inference(path):
         model = Seq2SeqTransformer(TransformerConfig(**ckpt["model_config"]))
     model.load_state_dict(ckpt["model"])
     return model.eval(), ckpt
+
+
+class _DeferredInterrupt:
+    """Hold Ctrl-C until the current step is complete, so that training stops between two steps and
+    the checkpoint never holds a half-applied update. A second Ctrl-C interrupts at once."""
+
+    def __enter__(self):
+        self.requested = False
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc_info):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        return False
 
 
 class _progress:

@@ -158,3 +158,35 @@ def test_why_scale_example_shows_variance_growing_with_d_k():
         assert abs(row["var_raw"] / row["d_k"] - 1) < 0.1
         assert abs(row["var_scaled"] - 1) < 0.1
     assert rows[-1]["grad_raw"] < rows[-1]["grad_scaled"] / 3  # unscaled softmax gradients vanish
+
+
+def test_ctrl_c_saves_between_steps_and_resume_matches_an_uninterrupted_run(tmp_path):
+    import os
+    import signal
+
+    small = dict(d_model=16, d_ff=32)
+    settings = dict(steps=6, seed=2, eval_every=0)
+    straight = Trainer("copy", model_overrides=small, train_overrides=settings)
+    straight.run(progress=False)
+
+    path = tmp_path / "run.npz"
+    interrupted = Trainer("copy", model_overrides=small, train_overrides=settings)
+    original_step = interrupted.train_step
+
+    def step_then_ctrl_c():
+        result = original_step()
+        if interrupted.step == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # arrives mid-run, as a user's Ctrl-C would
+        return result
+
+    interrupted.train_step = step_then_ctrl_c
+    with pytest.raises(KeyboardInterrupt):
+        interrupted.run(progress=False, checkpoint=path)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is restored
+
+    resumed = Trainer.resume(path)
+    assert resumed.step == 3
+    resumed.run(progress=False)
+    assert resumed.history["loss"] == straight.history["loss"]
+    for (name, a), (_, b) in zip(straight.model.named_parameters(), resumed.model.named_parameters()):
+        assert np.array_equal(a.data, b.data), name
