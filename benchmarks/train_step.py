@@ -7,7 +7,8 @@
 Each library runs in its own subprocess, one after the other, with the same shapes, the same
 architecture (post-norm, ReLU, dropout 0.1) and the same settings, and reports the median step time
 over --steps steps after --warmup steps, and the peak resident memory the steps added above what the
-process held after building the model (ru_maxrss, so both libraries are measured alike).
+process held after building the model (Linux's VmHWM, reset just before the steps, so both libraries
+are measured alike).
 """
 import argparse
 import json
@@ -27,10 +28,18 @@ def _rss_mb():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _peak_rss_mb():
-    import resource
+def _reset_peak_rss():
+    """Start the peak resident memory (VmHWM) afresh, so imports and model building don't count."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
 
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def _peak_rss_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def _batch(cfg, rng):
@@ -61,6 +70,7 @@ def run_minigrad(cfg, steps, warmup):
     rng = np.random.default_rng(0)
     batches = [_batch(cfg, rng) for _ in range(4)]
     baseline = _rss_mb()
+    _reset_peak_rss()
     times = []
     for i in range(warmup + steps):
         src, tgt_in, tgt_out = batches[i % len(batches)]
@@ -117,6 +127,7 @@ def run_torch(cfg, steps, warmup):
     rng = np.random.default_rng(0)
     batches = [tuple(torch.from_numpy(a) for a in _batch(cfg, rng)) for _ in range(4)]
     baseline = _rss_mb()
+    _reset_peak_rss()
     times = []
     for i in range(warmup + steps):
         src, tgt_in, tgt_out = batches[i % len(batches)]
@@ -141,15 +152,26 @@ def profile_minigrad(cfg, steps):
     profiler.enable()
     run_minigrad(cfg, steps, 0)
     profiler.disable()
+    import minigrad as mg
+
+    # name each op's forward and backward by its class: (file, first line) -> "Softmax.forward"
+    names, todo = {}, [mg.Function]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        for method in ("forward", "backward"):
+            code = getattr(cls.__dict__.get(method), "__func__", cls.__dict__.get(method))
+            code = getattr(code, "__code__", None)
+            if code is not None:
+                names[(code.co_filename, code.co_firstlineno)] = f"{cls.__name__}.{method}"
     stats = pstats.Stats(profiler)
-    rows = []
-    for (filename, _, func), (_, _, tottime, cumtime, _) in stats.stats.items():
-        if func in ("forward", "backward") and os.sep + "minigrad" + os.sep in filename:
-            rows.append((cumtime / steps * 1000, os.path.relpath(filename), func))
-    total = sum(r[0] for r in rows)
+    rows = [(cumtime / steps * 1000, names[(filename, line)])
+            for (filename, line, _), (_, _, _, cumtime, _) in stats.stats.items() if (filename, line) in names]
+    total = sum(ms for ms, _ in rows)
+    print(f"time inside op kernels: {total:.1f} ms per step (under cProfile, which slows Python code)")
     print(f"{'ms/step':>8} {'share':>6}  op")
-    for ms, filename, func in sorted(rows, reverse=True)[:25]:
-        print(f"{ms:8.2f} {ms / total:6.1%}  {filename} {func}")
+    for ms, name in sorted(rows, reverse=True)[:30]:
+        print(f"{ms:8.2f} {ms / total:6.1%}  {name}")
 
 
 def _child(library, size, steps, warmup):

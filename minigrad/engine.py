@@ -8,6 +8,10 @@ import numpy as np
 
 from .errors import ShapeError
 
+# Set by minigrad.viz.trace_backward(): called as _trace(node, output, grad, input_grads) for each op
+# the walk visits. None otherwise, which costs one check per node.
+_trace = None
+
 
 def topological_order(root):
     """Tensors reachable from `root` through grad_fn, each after every tensor computed from it.
@@ -57,22 +61,28 @@ def backward(root, gradient, retain_graph=False):
     """Accumulate d(root)/d(leaf) * gradient into `.grad` of every leaf that requires grad."""
     from .tensor import Tensor
 
-    grads = {id(root): gradient}
-    for tensor in topological_order(root):
-        grad = grads.pop(id(tensor), None)
-        if grad is None:
-            continue
+    order = topological_order(root)
+    for tensor in order:  # checked before any work, so a refused backward changes no .grad
         node = tensor.grad_fn
-        if node is None or tensor._retains_grad:
-            _accumulate(tensor, grad, Tensor)
-        if node is None:
-            continue
-        if node.freed:
+        if node is not None and node.freed:
             raise RuntimeError(
                 f"Trying to backward through the graph a second time (through {node.name}): its saved "
                 "values were freed after the first backward. Pass retain_graph=True to the first "
                 "backward() if you need to call it again."
             )
+    grads = {id(root): gradient}
+    finished = []  # (tensor, gradient) for .grad, stored only once the whole walk has succeeded
+    for tensor in order:
+        grad = grads.pop(id(tensor), None)
+        if grad is None:
+            continue
+        node = tensor.grad_fn
+        if node is None:
+            finished.append((tensor, grad))
+        elif tensor._retains_grad:  # a copy: the node's backward below receives this same array
+            finished.append((tensor, np.array(grad, copy=True)))
+        if node is None:
+            continue
         input_grads = type(node).backward(node, grad)
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
@@ -81,6 +91,8 @@ def backward(root, gradient, retain_graph=False):
                 f"{node.name}.backward returned {len(input_grads)} gradients, "
                 f"but forward had {len(node.parents)} inputs"
             )
+        if _trace is not None:
+            _trace(node, tensor, grad, input_grads)
         for parent, parent_grad in zip(node.parents, input_grads):
             if parent is None or parent_grad is None:
                 continue
@@ -97,6 +109,8 @@ def backward(root, gradient, retain_graph=False):
                 grads[key] = parent_grad
         if not retain_graph:
             node.release()
+    for tensor, grad in finished:
+        _accumulate(tensor, grad, Tensor)
 
 
 def _accumulate(tensor, grad, Tensor):

@@ -456,8 +456,8 @@ class Tensor:
     def contiguous(self):
         return _ops.contiguous(self)
 
-    def split(self, split_size_or_sections, dim=0):
-        return _ops.split(self, split_size_or_sections, dim)
+    def split(self, split_size, dim=0):  # PyTorch's method names it split_size, mg.split split_size_or_sections
+        return _ops.split(self, split_size, dim)
 
     def chunk(self, chunks, dim=0):
         return _ops.chunk(self, chunks, dim)

@@ -104,6 +104,7 @@ class Pow(Function):
         grad_b = None
         if need_b:
             # where a == 0 the term a^b log a has limit 0 (for b > 0); avoid 0 * -inf = nan
+            a = np.asarray(a, dtype=out.dtype)  # a plain-number base would make log(a) float64
             with np.errstate(divide="ignore", invalid="ignore"):
                 log_a = np.log(np.where(a == 0, 1, a))
             grad_b = grad * out * log_a
@@ -153,7 +154,7 @@ class Maximum(Function):
     def backward(ctx, grad):
         # the larger input gets the gradient; a tie splits it evenly (as PyTorch)
         a, b = ctx.saved_tensors
-        share_a = (a > b) + 0.5 * (a == b)
+        share_a = ((a > b) + 0.5 * (a == b)).astype(grad.dtype)  # 0.5 * bools would be float64
         return grad * share_a, grad * (1 - share_a)
 
 
@@ -170,7 +171,7 @@ class Minimum(Function):
     def backward(ctx, grad):
         # the smaller input gets the gradient; a tie splits it evenly (as PyTorch)
         a, b = ctx.saved_tensors
-        share_a = (a < b) + 0.5 * (a == b)
+        share_a = ((a < b) + 0.5 * (a == b)).astype(grad.dtype)  # 0.5 * bools would be float64
         return grad * share_a, grad * (1 - share_a)
 
 

@@ -42,7 +42,7 @@ def _plain_index(index, shape):
         if isinstance(part, Tensor):
             part = part.data
         elif isinstance(part, list):
-            part = np.asarray(part)
+            part = np.asarray(part) if part else np.zeros(0, dtype=np.int64)  # x[[]] selects nothing
             if part.dtype.kind == "f":
                 raise IndexError(f"index: indices must be integers or bools, got floats {part.tolist()!r:.60}")
         if isinstance(part, np.ndarray):

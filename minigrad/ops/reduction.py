@@ -61,8 +61,9 @@ class Var(Function):
         # (the mean's own dependence on x_i drops out: sum_i (x_i - mean) = 0)
         (centered,) = ctx.saved_tensors
         grad = _unreduce(grad, ctx.dims, ctx.keepdim)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return grad * centered * (2.0 / ctx.denominator), None, None, None
+        scale = 2.0 / ctx.denominator if ctx.denominator else float("inf")  # n <= correction: inf, as PyTorch
+        with np.errstate(invalid="ignore"):
+            return grad * centered * scale, None, None, None
 
 
 class AMax(Function):
@@ -80,7 +81,7 @@ class AMax(Function):
         # dL/dx_i = dL/dy / (number of ties) where x_i equals the extreme value, else 0
         x, out = ctx.saved_tensors
         is_extreme = x == out
-        ties = is_extreme.sum(axis=ctx.dims, keepdims=True)
+        ties = is_extreme.sum(axis=ctx.dims, keepdims=True).astype(x.dtype)  # int counts would promote to float64
         grad = _unreduce(grad, ctx.dims, ctx.keepdim)
         return grad * is_extreme / ties, None, None
 

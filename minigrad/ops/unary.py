@@ -172,7 +172,10 @@ def clamp(x, min=None, max=None):
         raise ValueError("clamp: at least one of min and max must be given")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         raise TypeError("clamp: min and max must be numbers")
-    return Clamp.apply(x, scalar(min), scalar(max))
+    min, max = scalar(min), scalar(max)
+    if x.dtype.kind != "f" and any(isinstance(b, float) for b in (min, max)):
+        x = to_dtype(x, _dtype.get_default_dtype())  # an int tensor clamped to a float bound: floats, as PyTorch
+    return Clamp.apply(x, min, max)
 
 
 def to_dtype(x, dtype):
