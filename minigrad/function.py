@@ -25,6 +25,10 @@ import numpy as np
 from . import grad_mode
 from .tensor import Tensor
 
+# Set by minigrad.viz while it records a forward pass (which module each op ran in, and for gradient
+# blame the op's inputs); None otherwise, so recording costs one check per recorded op when it is off.
+_recorder = None
+
 
 class Function:
     def __init__(self):
@@ -71,6 +75,8 @@ class Function:
         record = any_grad and grad_mode._GradMode.enabled
         if record:
             ctx.needs_input_grad = tuple(p is not None for p in parents)
+            if _recorder is not None:
+                _recorder.on_apply(ctx, arrays, kwargs)
         out = cls.forward(ctx, *arrays, **kwargs)
         if type(out) is not np.ndarray:
             out = np.asarray(out)

@@ -124,6 +124,8 @@ class MultiHeadAttention(Module):
         self.v_proj = Linear(d_model if vdim is None else vdim, num_heads * self.d_v, bias=bias)
         self.out_proj = Linear(num_heads * self.d_v, d_model, bias=bias)
         self.dropout = dropout  # on the attention weights, while training
+        self.keep_weights = False  # True: keep the last weights (B, h, T, S) as a NumPy array in last_weights
+        self.last_weights = None
 
     def _split_heads(self, x, d):
         B, T, _ = x.shape
@@ -163,6 +165,8 @@ class MultiHeadAttention(Module):
         out, weights = scaled_dot_product_attention_with_weights(
             q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0, is_causal=is_causal
         )
+        if self.keep_weights:  # for plotting (minigrad.viz.attention_weights); detached, holds no graph
+            self.last_weights = weights.data
         B, _, T, _ = out.shape
         out = out.transpose(1, 2).reshape(B, T, self.num_heads * self.d_v)  # (B, h, T, d_v) -> (B, T, h * d_v)
         return self.out_proj(out), (weights if need_weights else None)

@@ -8,6 +8,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
+from .. import function as _function
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .parameter import Parameter
@@ -27,7 +28,14 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        recorder = _function._recorder
+        if recorder is None:
+            return self.forward(*args, **kwargs)
+        recorder.enter(self)  # minigrad.viz is recording which module each op belongs to
+        try:
+            return self.forward(*args, **kwargs)
+        finally:
+            recorder.exit()
 
     # ---- registration -----------------------------------------------------------------------
     def __setattr__(self, name, value):

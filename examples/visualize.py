@@ -1,0 +1,184 @@
+"""See backprop through attention: makes the pictures in the README (and prints two tables).
+
+    python examples/visualize.py                # everything; trains the date model if runs/dates.npz is absent
+    python examples/visualize.py --steps 1500   # train it longer (the default is 1000 steps, a minute or two)
+    python examples/visualize.py --only graph   # just the computation graph (seconds)
+
+Needs the `viz` extra (graphviz and matplotlib) and the Graphviz program `dot`. Writes to docs/images/:
+
+    attention_graph.svg, .png   the graph of one multi-head attention block inside a small Transformer,
+                                every other module collapsed to one node
+    date_attention.png          the date model's cross-attention for one input, one map per head
+    date_training_curves.png    the date model's loss and accuracy while it trained
+
+and prints the backward trace through that attention block, and gradient blame finding an op
+with a deliberately wrong backward hidden in a feed-forward layer.
+"""
+import argparse
+import os
+
+import numpy as np
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad import nn, viz
+from minigrad.data import BOS, EOS, PAD
+from models.training import Trainer
+from models.transformer import Seq2SeqTransformer, TransformerConfig, greedy_decode
+
+FOCUS = "encoder.layers.0.self_attn"  # the block drawn in full
+
+
+def small_model():
+    """A Transformer small enough that every shape in the picture is easy to read."""
+    mg.manual_seed(0)
+    config = TransformerConfig(src_vocab_size=10, tgt_vocab_size=10, d_model=8, num_heads=2, d_ff=16,
+                               num_encoder_layers=1, num_decoder_layers=1, dropout=0.0)
+    return Seq2SeqTransformer(config)
+
+
+def small_batch():
+    """Two source sequences (the second padded), the decoder's inputs, and the targets."""
+    src = mg.tensor([[3, 4, 5, 6], [7, 8, 9, PAD]])
+    tgt_in = mg.tensor([[BOS, 6, 5, 4], [BOS, 9, 8, 7]])
+    targets = mg.tensor([[6, 5, 4, EOS], [9, 8, 7, EOS]])
+    return src, tgt_in, targets
+
+
+def everything_but(model, focus):
+    """The modules to collapse so that only `focus` (and the ops between modules) is drawn in full:
+    each sibling of `focus` and of every module that contains it."""
+    keep = {focus}
+    parts = focus.split(".")
+    keep.update(".".join(parts[:d]) for d in range(1, len(parts)))
+    collapse = []
+    for name, _ in model.named_modules():
+        parent = name.rpartition(".")[0]
+        if name and name not in keep and (parent in keep or parent == "") and not name.startswith(focus + "."):
+            collapse.append(name)
+    return collapse
+
+
+def draw_attention_graph(out_dir):
+    model = small_model()
+    src, tgt_in, targets = small_batch()
+    with viz.record_modules(model):
+        logits = model(src, tgt_in)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD)
+    with viz.trace_backward() as trace:
+        loss.backward(retain_graph=True)  # keep the graph to draw it, now with gradient norms
+    graph = viz.draw_graph(loss, model=model, collapse=everything_but(model, FOCUS))
+    for ext, dpi in (("svg", "72"), ("png", "56")):  # a modest resolution keeps the PNG small
+        graph.attr(dpi=dpi)
+        path = os.path.join(out_dir, f"attention_graph.{ext}")
+        graph.render(outfile=path, cleanup=True)
+        shrink_png(path)
+        print(f"wrote {path}")
+    print(f"\nBackward through {FOCUS}, in the order the engine visits it:")
+    trace.entries = [e for e in trace.entries if e.module.startswith(FOCUS)]
+    print(trace)
+
+
+def blame_demo():
+    """A user-defined op whose backward forgets a term, hidden in a feed-forward layer."""
+
+    class BadSwish(mg.Function):  # swish(x) = x sigmoid(x)
+        @staticmethod
+        def forward(ctx, x):
+            s = 1 / (1 + np.exp(-x))
+            ctx.save_for_backward(s)
+            return x * s
+
+        @staticmethod
+        def backward(ctx, grad):
+            (s,) = ctx.saved_tensors
+            return grad * s  # wrong: the derivative is s + x s (1 - s)
+
+    class Swish(nn.Module):
+        def forward(self, x):
+            return BadSwish.apply(x)
+
+    model = small_model().double()
+    model.encoder.layers[0].feed_forward.activation = Swish()
+    src, tgt_in, targets = small_batch()
+
+    def loss():
+        logits = model(src, tgt_in)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD)
+
+    print("\nThe whole model's gradient check:")
+    try:
+        mg.gradcheck(loss, dict(model.named_parameters()), fast_mode=True)
+    except mg.GradcheckError as error:
+        print("  " + str(error).splitlines()[0])
+    print("Gradient blame, every op checked alone:")
+    print("  " + str(viz.blame(loss, model=model)).replace("\n", "\n  "))
+
+
+def date_model(steps, checkpoint):
+    """The trained date model: from `checkpoint` if it exists, else trained now (and saved there)."""
+    if os.path.exists(checkpoint):
+        print(f"\nloading the date model from {checkpoint}")
+        return Trainer.resume(checkpoint)
+    print(f"\ntraining the date model for up to {steps} steps (saved to {checkpoint})")
+    trainer = Trainer("dates", train_overrides=dict(steps=steps, eval_every=max(steps // 4, 1)))
+    os.makedirs(os.path.dirname(os.path.abspath(checkpoint)), exist_ok=True)
+    accuracy = trainer.run(checkpoint=checkpoint)
+    print(f"held-out exact match {accuracy:.1%} after {trainer.step} steps")
+    return trainer
+
+
+def plot_date_attention(trainer, text, out_dir):
+    task, model = trainer.task, trainer.model
+    src = task.encode_source(text)  # (1, S)
+    out = greedy_decode(model, src, task.max_target_len, BOS, EOS).data  # (1, T + 1): BOS, answer, EOS
+    answer = task.tgt_vocab.decode(out[0])
+    # one teacher-forced pass over the decoded answer records every block's weights at once
+    maps = viz.attention_weights(model, mg.tensor(src), mg.tensor(out[:, :-1]))
+    layer = len(model.decoder.layers) - 1
+    weights = maps[f"decoder.layers.{layer}.cross_attn"][0]  # (h, T, S)
+    # query row t reads decoder input t and predicts output token t + 1: label it by that output
+    produced = [task.tgt_vocab.itos[i] for i in out[0, 1:]]
+    fig = viz.plot_attention(weights, list(text), produced, ncols=2, ylabel="output token (query)",
+                             xlabel="input character (key)",
+                             title=f"cross-attention of decoder layer {layer + 1}: {text!r} -> {answer!r}")
+    path = os.path.join(out_dir, "date_attention.png")
+    fig.savefig(path, dpi=90)
+    shrink_png(path)
+    print(f"wrote {path}  ({text!r} -> {answer!r})")
+    path = os.path.join(out_dir, "date_training_curves.png")
+    viz.plot_training_curves(trainer.history).savefig(path, dpi=80)
+    shrink_png(path)
+    print(f"wrote {path}")
+
+
+def shrink_png(path, colors=256):
+    """Store a PNG with a palette of `colors` colours: a third of the size, no visible change."""
+    if not path.endswith(".png"):
+        return
+    from PIL import Image  # installed with matplotlib
+
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(colors)
+    small.save(path, optimize=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=os.path.join("docs", "images"), help="where the images go")
+    parser.add_argument("--only", choices=["graph", "blame", "dates"], help="make just one part")
+    parser.add_argument("--steps", type=int, default=1000, help="training steps, if the date model is trained here")
+    parser.add_argument("--checkpoint", default=os.path.join("runs", "dates.npz"))
+    parser.add_argument("--text", default="Sunday, November 22, 2026", help="the date whose attention is drawn")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    if args.only in (None, "graph"):
+        draw_attention_graph(args.out)
+    if args.only in (None, "blame"):
+        blame_demo()
+    if args.only in (None, "dates"):
+        plot_date_attention(date_model(args.steps, args.checkpoint), args.text, args.out)
+
+
+if __name__ == "__main__":
+    main()
