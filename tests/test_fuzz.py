@@ -1,0 +1,110 @@
+"""Property-based fuzzing: random compositions of ops on random broadcastable shapes must gradcheck,
+and random masks through attention must never produce NaN.
+
+CI runs a bounded number of examples; set MINIGRAD_FUZZ_EXAMPLES (e.g. 2000) for a longer run.
+"""
+import os
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import minigrad as mg
+import minigrad.nn.functional as F
+
+EXAMPLES = int(os.environ.get("MINIGRAD_FUZZ_EXAMPLES", "40"))
+fuzz_settings = settings(max_examples=EXAMPLES, deadline=None,
+                         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# Each step maps (current tensor, a fresh input of a broadcastable shape) -> a new tensor of the
+# current tensor's shape, staying smooth and finite on the inputs drawn (no kinks, no poles), so
+# finite differences are valid.
+def _steps():
+    return {
+        "add": lambda x, y: x + y,
+        "sub": lambda x, y: x - y,
+        "mul": lambda x, y: x * y,
+        "div": lambda x, y: x / (1.5 + y * y),
+        "pow": lambda x, y: (x * x + 0.5) ** 1.5,
+        "exp": lambda x, y: (x * 0.5).exp(),
+        "log": lambda x, y: (x * x + 1.0).log(),
+        "sqrt": lambda x, y: (x * x + 1.0).sqrt(),
+        "tanh": lambda x, y: x.tanh(),
+        "sigmoid": lambda x, y: x.sigmoid(),
+        "softmax": lambda x, y: x.softmax(dim=-1),
+        "log_softmax": lambda x, y: x.log_softmax(dim=0),
+        "sum_keep": lambda x, y: x.sum(dim=-1, keepdim=True) * y,
+        "mean_keep": lambda x, y: x.mean(dim=0, keepdim=True) + y,
+        "var_keep": lambda x, y: x.var(dim=-1, keepdim=True, correction=0) + y,  # n - 1 = 0 is a pole
+        "transpose": lambda x, y: (x.transpose(0, -1) * 1.5).transpose(0, -1),
+        "flip_reshape": lambda x, y: x.reshape(-1).reshape(x.shape),
+        "matmul": lambda x, y: ((x @ x.transpose(-2, -1)) @ x) * 0.1 if x.ndim > 1 else x * x,
+        "cat": lambda x, y: mg.cat([x, x * 2.0], dim=-1)[..., : x.shape[-1]],
+        "where": lambda x, y: mg.where(x.data > 0, x, -x * 0.5 + y),
+        "masked_fill": lambda x, y: x.masked_fill(np.broadcast_to(np.arange(x.shape[-1]) % 2 == 0, x.shape), 0.3),
+    }
+
+
+STEPS = _steps()
+
+
+@st.composite
+def programs(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim)))
+    names = draw(st.lists(st.sampled_from(sorted(STEPS)), min_size=1, max_size=5))
+    # the fresh input of each step: the same shape with some dims turned into 1 (broadcasting)
+    side_shapes = []
+    for _ in names:
+        ones = draw(st.lists(st.booleans(), min_size=ndim, max_size=ndim))
+        drop_lead = draw(st.integers(0, ndim - 1))
+        side_shapes.append(tuple(1 if o else s for o, s in zip(ones, shape))[drop_lead:])
+    seed = draw(st.integers(0, 2**16))
+    return shape, names, side_shapes, seed
+
+
+@fuzz_settings
+@given(programs())
+def test_random_op_compositions_gradcheck(program):
+    shape, names, side_shapes, seed = program
+    rng = np.random.default_rng(seed)
+    x = mg.tensor(rng.uniform(0.3, 1.2, shape) * rng.choice([-1, 1], shape), requires_grad=True)
+    sides = [mg.tensor(rng.uniform(-1, 1, s), requires_grad=True) for s in side_shapes]
+
+    def fn(x, *sides):
+        out = x
+        for name, side in zip(names, sides):
+            out = STEPS[name](out, side)
+        return out
+
+    # "where" branches on the current values: keep its inputs off the switch point
+    assert mg.gradcheck(fn, [x, *sides], eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+@st.composite
+def attention_cases(draw):
+    B, h, T, S, d = (draw(st.integers(1, 3)) for _ in range(5))
+    mask = draw(st.lists(st.booleans(), min_size=B * T * S, max_size=B * T * S))
+    causal = draw(st.booleans())
+    seed = draw(st.integers(0, 2**16))
+    return B, h, T, S, d, np.array(mask).reshape(B, 1, T, S), causal and T == S, seed
+
+
+@fuzz_settings
+@given(attention_cases())
+def test_random_masks_through_attention_never_give_nan(case):
+    B, h, T, S, d, mask, causal, seed = case
+    rng = np.random.default_rng(seed)
+    q = mg.tensor(rng.normal(size=(B, h, T, d)) * 10, requires_grad=True)
+    k = mg.tensor(rng.normal(size=(B, h, S, d)) * 10, requires_grad=True)
+    v = mg.tensor(rng.normal(size=(B, h, S, d)), requires_grad=True)
+    if causal:
+        mask = mask & np.tri(T, S, dtype=bool)
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mg.tensor(mask))
+    (out * mg.tensor(rng.normal(size=out.shape))).sum().backward()
+    for t in (out, q.grad, k.grad, v.grad):
+        assert np.isfinite(t.data).all()
+    dead = ~mask.any(axis=-1)  # (B, 1, T): queries with no allowed key
+    assert np.all(np.where(dead[..., None], out.data, 0) == 0)
+    assert np.all(np.where(dead[..., None], q.grad.data, 0) == 0)
