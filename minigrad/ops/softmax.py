@@ -1,21 +1,21 @@
 """softmax and log_softmax along a dim, each fused into one forward and one backward.
 
 Composing them from exp, sum and div would work (the tests do that as a reference), but the fused
-forms are stable (the row maximum is subtracted first, so inputs of size 1e4 do not overflow)
-and make fewer temporaries.
+forms are stable (a maximum is subtracted before exp, so inputs of size 1e4 do not overflow: see
+rowwise.shifted_exp) and make fewer temporaries.
 """
 import numpy as np
 
 from ..function import Function
+from .rowwise import dot_along, shifted_exp, sum_along
 from .util import normalize_dim
 
 
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
-        y = np.asarray(x - x.max(axis=dim, keepdims=True))  # softmax(x) = softmax(x - c): no overflow in exp
-        np.exp(y, out=y)
-        y /= y.sum(axis=dim, keepdims=True)
+        _, y, total = shifted_exp(x, dim)  # softmax(x) = softmax(x - c): no overflow in exp
+        y /= total
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
@@ -24,16 +24,17 @@ class Softmax(Function):
     def backward(ctx, grad):
         # dy_i/dx_j = y_i (delta_ij - y_j)  =>  dx = y * (g - sum(g * y))
         (y,) = ctx.saved_tensors
-        gy = grad * y
-        gy -= y * gy.sum(axis=ctx.dim, keepdims=True)
-        return gy, None
+        dx = grad - dot_along(grad, y, ctx.dim)
+        dx *= y
+        return dx, None
 
 
 class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
-        shifted = x - x.max(axis=dim, keepdims=True)
-        y = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        shifted, _, total = shifted_exp(x, dim)
+        y = shifted
+        y -= np.log(total)  # log softmax(x) = (x - c) - log sum exp(x - c)
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
@@ -42,7 +43,10 @@ class LogSoftmax(Function):
     def backward(ctx, grad):
         # y_i = x_i - log sum_j e^{x_j}  =>  dx = g - softmax(x) * sum(g)
         (y,) = ctx.saved_tensors
-        return grad - np.exp(y) * grad.sum(axis=ctx.dim, keepdims=True), None
+        dx = np.exp(y)
+        dx *= -sum_along(grad, ctx.dim)
+        dx += grad
+        return dx, None
 
 
 def _check_floating(x, op):
