@@ -14,7 +14,7 @@ class Dropout(Function):
         scale = x.dtype.type(1.0 / (1.0 - p))
         ctx.save_for_backward(keep)
         ctx.scale = scale
-        y = np.where(keep, x, x.dtype.type(0))
+        y = np.multiply(x, keep)
         y *= scale
         return y
 
@@ -22,6 +22,6 @@ class Dropout(Function):
     def backward(ctx, grad):
         # dy/dx = keep / (1 - p): dropped elements get no gradient, kept ones are scaled
         (keep,) = ctx.saved_tensors
-        g = np.where(keep, grad, grad.dtype.type(0))
+        g = np.multiply(grad, keep)
         g *= ctx.scale
         return g, None, None

@@ -43,11 +43,12 @@ class LayerNorm(Function):
         g2 = grad.reshape(-1, D)
         grad_x = grad_w = grad_b = None
         if need_x:
-            h = g2 * weight.reshape(D) if weight is not None else g2
-            grad_x = h - sum_along(h, 1) / D
-            grad_x -= x_hat * (dot_along(h, x_hat, 1) / D)
-            grad_x *= rstd
-            grad_x = grad_x.reshape(ctx.shape)
+            h = g2 * weight.reshape(D) if weight is not None else g2.copy()  # a new array, updated in place
+            mean_hx = dot_along(h, x_hat, 1) / D
+            h -= sum_along(h, 1) / D
+            h -= x_hat * mean_hx
+            h *= rstd
+            grad_x = h.reshape(ctx.shape)
         if need_w:
             grad_w = np.einsum("ij,ij->j", g2, x_hat).reshape(ctx.param_shape)
         if need_b:
