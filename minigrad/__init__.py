@@ -15,12 +15,13 @@ from .creation import (
 )
 from .dtype import float32, float64, int32, int64, get_default_dtype, set_default_dtype
 from .dtype import bool_ as bool  # noqa: A001  (PyTorch's name: mg.bool)
+from .anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .errors import ShapeError
 from .function import Function
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .gradcheck import GradcheckError, gradcheck
 from .ops import (
-    abs, amax, amin, argmax, argmin, cat, chunk, clamp, exp, flatten, log, log_softmax, masked_fill,
+    abs, amax, amin, argmax, argmin, cat, chunk, clamp, clone, exp, flatten, log, log_softmax, masked_fill,
     matmul, max, maximum, mean, min, minimum, permute, relu, reshape, sigmoid, softmax, split, sqrt,
     squeeze, stack, sum, tanh, transpose, tril, triu, unsqueeze, var, where,
 )

@@ -6,6 +6,7 @@ are plain NumPy arrays; only a leaf's `.grad` is wrapped in a Tensor, which has 
 """
 import numpy as np
 
+from . import anomaly
 from .errors import ShapeError
 
 # Set by minigrad.viz.trace_backward(): called as _trace(node, output, grad, input_grads) for each op
@@ -64,12 +65,17 @@ def backward(root, gradient, retain_graph=False):
     order = topological_order(root)
     for tensor in order:  # checked before any work, so a refused backward changes no .grad
         node = tensor.grad_fn
-        if node is not None and node.freed:
+        if node is None:
+            continue
+        if node.freed:
             raise RuntimeError(
                 f"Trying to backward through the graph a second time (through {node.name}): its saved "
                 "values were freed after the first backward. Pass retain_graph=True to the first "
                 "backward() if you need to call it again."
             )
+        if node._saved_versions or node._saved_output is not None:
+            node.check_saved_versions()
+    checking = anomaly._AnomalyMode.enabled
     grads = {id(root): gradient}
     finished = []  # (tensor, gradient) for .grad, stored only once the whole walk has succeeded
     for tensor in order:
@@ -91,6 +97,8 @@ def backward(root, gradient, retain_graph=False):
                 f"{node.name}.backward returned {len(input_grads)} gradients, "
                 f"but forward had {len(node.parents)} inputs"
             )
+        if checking:
+            anomaly.check_backward(node, grad, input_grads)
         if _trace is not None:
             _trace(node, tensor, grad, input_grads)
         for parent, parent_grad in zip(node.parents, input_grads):

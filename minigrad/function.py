@@ -20,9 +20,11 @@ A gradient may have the broadcast shape of the op: the engine sums it back to th
 
 The Function instance itself is the `ctx` and becomes the output's `grad_fn`: the node of the graph.
 """
+import weakref
+
 import numpy as np
 
-from . import grad_mode
+from . import anomaly, grad_mode
 from .tensor import Tensor
 
 # Set by minigrad.viz while it records a forward pass (which module each op ran in, and for gradient
@@ -31,6 +33,13 @@ _recorder = None
 
 
 class Function:
+    # In-place safety: (tensor, its version when saved) for each input whose array forward saved,
+    # and a weak reference to the output if forward saved the output itself. The engine compares
+    # versions before running backward (check_saved_versions).
+    _inputs = None
+    _saved_versions = ()
+    _saved_output = None
+
     def __init__(self):
         self.parents = ()            # the Tensor inputs that need a gradient (None elsewhere)
         self.needs_input_grad = ()   # one bool per positional input, as in PyTorch
@@ -46,6 +55,24 @@ class Function:
 
     def save_for_backward(self, *arrays):
         self.saved_tensors = arrays
+        if self._inputs:
+            self._saved_versions = tuple(
+                (t, t._version) for t in self._inputs if any(t.data is a for a in arrays)
+            )
+
+    def check_saved_versions(self):
+        """Refuse to run backward if a tensor saved for it was changed in place since forward."""
+        changed = [(t, v) for t, v in self._saved_versions if t._version != v]
+        output = self._saved_output() if self._saved_output is not None else None
+        if output is not None and output._version != 0:
+            changed.append((output, 0))
+        if changed:
+            t, v = changed[0]
+            raise RuntimeError(
+                f"{self.name}: a tensor of shape {t.shape} that it saved for backward was changed in place "
+                f"after the forward pass (version {v} -> {t._version}), so the gradient would be wrong. "
+                "Change it after backward(), or work on a copy (x.clone())."
+            )
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -75,16 +102,25 @@ class Function:
         record = any_grad and grad_mode._GradMode.enabled
         if record:
             ctx.needs_input_grad = tuple(p is not None for p in parents)
+            ctx._inputs = [arg for arg in args if isinstance(arg, Tensor)]
             if _recorder is not None:
                 _recorder.on_apply(ctx, arrays, kwargs)
+        checking = anomaly._AnomalyMode.enabled
+        if checking:
+            ctx.creation_site = anomaly.creation_site()
         out = cls.forward(ctx, *arrays, **kwargs)
         if type(out) is not np.ndarray:
             out = np.asarray(out)
+        if checking:
+            anomaly.check_forward(ctx, out, arrays)
         result = Tensor._make(out)
         if record:
             if out.dtype.kind != "f":
                 raise TypeError(f"{cls.__name__}: an op recorded for backward must return floats, got {out.dtype}")
             ctx.parents = tuple(parents)
+            ctx._inputs = None
+            if ctx.saved_tensors and any(a is out for a in ctx.saved_tensors):
+                ctx._saved_output = weakref.ref(result)
             result.grad_fn = ctx
             result.requires_grad = True
         return result

@@ -46,7 +46,7 @@ def _sizes(size):
 
 
 class Tensor:
-    __slots__ = ("data", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "__weakref__")
+    __slots__ = ("data", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "_vc", "__weakref__")
 
     # Let NumPy defer to our reflected operators: np.float32(2) * t calls t.__rmul__.
     __array_ufunc__ = None
@@ -57,6 +57,7 @@ class Tensor:
         self.grad_fn = None
         self._retains_grad = False
         self.name = None
+        self._vc = None
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -71,7 +72,77 @@ class Tensor:
         t.grad_fn = None
         t._retains_grad = False
         t.name = None
+        t._vc = None
         return t
+
+    # ---- in-place changes and the version counter ------------------------------------------------
+    # Each in-place op (add_, x[i] = v, an optimizer step, ...) increments the version. An op that
+    # saved this tensor for backward remembers the version it saw, and backward refuses to run if it
+    # changed. Tensors that share an array (detach(), Parameter(t)) share one counter, a 1-item list
+    # made when first needed. Writing to .data directly is not tracked (as in PyTorch).
+    @property
+    def _version(self):
+        return self._vc[0] if self._vc is not None else 0
+
+    def _version_box(self):
+        if self._vc is None:
+            self._vc = [0]
+        return self._vc
+
+    def _bump_version(self):
+        self._version_box()[0] += 1
+
+    def _check_inplace(self, op):
+        if self.requires_grad and grad_mode._GradMode.enabled:
+            if self.grad_fn is None:
+                raise RuntimeError(
+                    f"{op}: a leaf tensor that requires grad cannot be changed in place while gradients are "
+                    "recorded; do it inside `with mg.no_grad():` (as an optimizer does)"
+                )
+            raise RuntimeError(
+                f"{op}: in-place changes to a tensor computed in the graph (by {self.grad_fn.name}) are not "
+                "supported; write the out-of-place form, e.g. x = x + y"
+            )
+
+    def _inplace(self, op, fn, *operands):
+        self._check_inplace(op)
+        values = [o.data if isinstance(o, Tensor) else o for o in operands]
+        fn(self.data, *values)
+        self._bump_version()
+        return self
+
+    def add_(self, other, alpha=1):
+        return self._inplace("add_", lambda a, b: np.add(a, b * alpha if alpha != 1 else b, out=a, casting="same_kind"), other)
+
+    def sub_(self, other, alpha=1):
+        return self._inplace("sub_", lambda a, b: np.subtract(a, b * alpha if alpha != 1 else b, out=a, casting="same_kind"), other)
+
+    def mul_(self, other):
+        return self._inplace("mul_", lambda a, b: np.multiply(a, b, out=a, casting="same_kind"), other)
+
+    def div_(self, other):
+        return self._inplace("div_", lambda a, b: np.divide(a, b, out=a, casting="same_kind"), other)
+
+    def clamp_(self, min=None, max=None):
+        return self._inplace("clamp_", lambda a: np.clip(a, min, max, out=a))
+
+    def fill_(self, value):
+        return self._inplace("fill_", lambda a, v: a.fill(v), value.item() if isinstance(value, Tensor) else value)
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def copy_(self, src):
+        return self._inplace("copy_", lambda a, b: np.copyto(a, b, casting="same_kind"), src)
+
+    def __setitem__(self, index, value):
+        self._check_inplace("__setitem__ (x[index] = value)")
+        target, _ = _ops.indexing.numpy_index(index, self.shape)
+        try:
+            self.data[target] = value.data if isinstance(value, Tensor) else value
+        except (IndexError, ValueError) as error:
+            raise type(error)(f"x[index] = value: {error} (tensor of shape {self.shape})") from None
+        self._bump_version()
 
     # ---- attributes -------------------------------------------------------------------------
     @property
@@ -148,8 +219,14 @@ class Tensor:
         return bool(self.data.item())
 
     def detach(self):
-        """The same data, cut from the graph."""
-        return Tensor._make(self.data)
+        """The same data, cut from the graph (in-place changes to either count for both)."""
+        t = Tensor._make(self.data)
+        t._vc = self._version_box()
+        return t
+
+    def clone(self):
+        """A copy with its own data; differentiable (the gradient passes straight through)."""
+        return _ops.clone(self)
 
     def to(self, *args, dtype=None, device=None, copy=False):
         """to(dtype), to(other_tensor) (its dtype), to("cpu"), to("cpu", dtype): as PyTorch.

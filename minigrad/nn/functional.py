@@ -15,7 +15,7 @@ from ..ops.linear import Linear
 from ..ops.loss import CrossEntropy
 from ..ops.normalization import LayerNorm
 from ..tensor import Tensor
-from .attention import scaled_dot_product_attention  # noqa: F401  (re-exported)
+from .attention import scaled_dot_product_attention, scaled_dot_product_attention_with_weights  # noqa: F401
 
 softmax = ops.softmax
 log_softmax = ops.log_softmax

@@ -16,6 +16,7 @@ def _fans(tensor):
 
 def _fill(tensor, values):
     tensor.data[...] = values
+    tensor._bump_version()
     return tensor
 
 

@@ -255,6 +255,7 @@ class Module:
                 value = state_dict[key]
                 array = value.data if isinstance(value, Tensor) else np.asarray(value)
                 target.data[...] = array.astype(target.dtype, copy=False)
+                target._bump_version()
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- printing -----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ class Parameter(Tensor):
             data = np.zeros(0, dtype=np.float32)
         # share the array of a Tensor, as PyTorch's Parameter shares its storage
         self.data = data.data if isinstance(data, Tensor) else np.asarray(data)
+        self._vc = data._version_box() if isinstance(data, Tensor) else None  # shared data, shared versions
         self.grad = None
         self.grad_fn = None
         self._retains_grad = False

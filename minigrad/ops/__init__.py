@@ -17,7 +17,7 @@ from .indexing import getitem, masked_fill, tril, triu, where
 from .join import cat, chunk, split, stack
 from .matmul import matmul
 from .reduction import amax, amin, argmax, argmin, max, mean, min, sum, var
-from .shape import contiguous, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
+from .shape import clone, contiguous, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .softmax import log_softmax, softmax
 from .unary import abs, clamp, exp, log, relu, sigmoid, sqrt, tanh, to_dtype
 from .util import normalize_dim, normalize_dims

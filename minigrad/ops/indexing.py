@@ -129,9 +129,14 @@ class Triangle(Function):
         return (np.triu if ctx.upper else np.tril)(grad, ctx.diagonal), None, None
 
 
+def numpy_index(index, shape):
+    """(the index as NumPy takes it, whether it is advanced), for x[index] and x[index] = value."""
+    plain, advanced = _plain_index(index, shape)
+    return (plain if isinstance(index, tuple) or len(plain) != 1 else plain[0]), advanced
+
+
 def getitem(x, index):
-    plain, advanced = _plain_index(index, x.shape)
-    return GetItem.apply(x, plain if isinstance(index, tuple) or len(plain) != 1 else plain[0], advanced)
+    return GetItem.apply(x, *numpy_index(index, x.shape))
 
 
 def _bool_array(mask, op):

@@ -58,6 +58,17 @@ class Expand(Function):
         return grad, None
 
 
+class Clone(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        # a copy is the identity on values
+        return grad
+
+
 class Contiguous(Function):
     @staticmethod
     def forward(ctx, x):
@@ -143,6 +154,10 @@ def flatten(x, start_dim=0, end_dim=-1):
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     merged = int(np.prod(x.shape[start : end + 1]))
     return Reshape.apply(x, x.shape[:start] + (merged,) + x.shape[end + 1 :])
+
+
+def clone(x):
+    return Clone.apply(x)
 
 
 def contiguous(x):

@@ -83,6 +83,7 @@ class Adam(Optimizer):
                 denom /= math.sqrt(1.0 - beta2 ** t)
                 denom += eps
                 p.data -= step_size * (m / denom)
+                p._bump_version()  # an in-place change: a graph that saved p can no longer backprop
         return loss
 
 

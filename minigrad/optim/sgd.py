@@ -55,4 +55,5 @@ class SGD(Optimizer):
                     grad = grad + momentum * buf if nesterov else buf
                 # p = p - lr * g
                 p.data -= lr * grad
+                p._bump_version()  # an in-place change: a graph that saved p can no longer backprop
         return loss
