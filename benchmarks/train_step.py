@@ -3,6 +3,7 @@
     python benchmarks/train_step.py                 # all sizes, minigrad and (if installed) PyTorch
     python benchmarks/train_step.py --sizes tiny --steps 50
     python benchmarks/train_step.py --profile small # which ops take the time, forward and backward
+    python benchmarks/train_step.py --memory-steps 1000   # resident memory stays flat over 1,000 steps
 
 Each library runs in its own subprocess, one after the other, with the same shapes, the same
 architecture (post-norm, ReLU, dropout 0.1) and the same settings, and reports the median step time
@@ -51,7 +52,7 @@ def _batch(cfg, rng):
     return src.astype(np.int64), tgt[:, :-1].astype(np.int64), tgt[:, 1:].astype(np.int64)
 
 
-def run_minigrad(cfg, steps, warmup):
+def run_minigrad(cfg, steps, warmup, report_memory_every=0):
     import time
 
     import numpy as np
@@ -82,6 +83,8 @@ def run_minigrad(cfg, steps, warmup):
         optimizer.step()
         if i >= warmup:
             times.append(time.perf_counter() - start)
+        if report_memory_every and (i + 1) % report_memory_every == 0:
+            print(f"step {i + 1:5d}: resident memory {_rss_mb():7.1f} MB (after building the model: {baseline:.1f} MB)")
     return {"median_ms": 1000 * float(np.median(times)), "peak_mb": _peak_rss_mb() - baseline}
 
 
@@ -205,6 +208,8 @@ def main():
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--profile", choices=list(SIZES))
+    parser.add_argument("--memory-steps", type=int, metavar="N",
+                        help="train the tiny model N steps and print minigrad's resident memory along the way")
     parser.add_argument("--no-malloc-tuning", action="store_true", help="run with glibc's default malloc settings")
     parser.add_argument("--repeats", type=int, default=1, help="alternate the libraries this many times; report "
                         "the median of the per-run medians")
@@ -215,6 +220,9 @@ def main():
         return _child(library, size, int(steps), int(warmup))
     if args.profile:
         return profile_minigrad(SIZES[args.profile], args.steps)
+    if args.memory_steps:
+        run_minigrad(SIZES["tiny"], args.memory_steps, 0, report_memory_every=max(args.memory_steps // 10, 1))
+        return None
     try:
         import torch  # noqa: F401
 

@@ -9,6 +9,7 @@
     minigrad eval --checkpoint runs/dates.npz
 """
 import argparse
+import ctypes
 import os
 import sys
 
@@ -94,7 +95,20 @@ def _evaluate(args):
     return 0
 
 
+def _keep_freed_memory():
+    """Ask glibc to keep freed memory for reuse rather than hand each large block back to the OS:
+    a training step frees and re-allocates the same large arrays, and fetching fresh pages from the
+    OS every time (page faults) made steps about 10% slower. No effect off glibc."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD: blocks up to 32 MB come from the heap
+        libc.mallopt(-1, 2**30)  # M_TRIM_THRESHOLD: keep up to 1 GB of free heap
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv=None):
+    _keep_freed_memory()
     parser = argparse.ArgumentParser(prog="minigrad", description="Train and use minigrad's toy Transformers.")
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help="train a model on a toy task")

@@ -50,8 +50,8 @@ DEFAULT_MODELS = {
 DEFAULT_TRAINING = {
     "copy": dict(steps=2000, batch_size=64, lr=2e-3, warmup=60, eval_every=100, stop_at_accuracy=1.0),
     "reverse": dict(steps=2000, batch_size=64, lr=2e-3, warmup=60, eval_every=100, stop_at_accuracy=1.0),
-    "dates": dict(steps=3000, batch_size=64, lr=2e-3, warmup=200, eval_every=500, stop_at_accuracy=1.0),
-    "addition": dict(steps=4000, batch_size=128, lr=2e-3, warmup=200, eval_every=500, stop_at_accuracy=1.0),
+    "dates": dict(steps=4000, batch_size=64, lr=2e-3, warmup=200, eval_every=500, stop_at_accuracy=1.0),
+    "addition": dict(steps=6000, batch_size=128, lr=2e-3, warmup=200, eval_every=500, stop_at_accuracy=1.0),
 }
 
 

@@ -17,10 +17,13 @@ class PositionwiseFeedForward(Module):
 
     def __init__(self, d_model, d_ff, dropout=0.0, activation="relu"):
         super().__init__()
-        if activation not in ("relu", "gelu"):
-            raise ValueError(f"PositionwiseFeedForward: activation must be 'relu' or 'gelu', got {activation!r}")
+        activations = {"relu": ReLU, "gelu": GELU, "gelu_tanh": lambda: GELU(approximate="tanh")}
+        if activation not in activations:
+            raise ValueError(
+                f"PositionwiseFeedForward: activation must be one of {sorted(activations)}, got {activation!r}"
+            )
         self.linear1 = Linear(d_model, d_ff)
-        self.activation = ReLU() if activation == "relu" else GELU()
+        self.activation = activations[activation]()
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(d_ff, d_model)
 
