@@ -20,16 +20,6 @@ from minigrad import nn
 from minigrad.nn.attention import scaled_dot_product_attention_with_weights as sdpa_with_weights
 
 
-@pytest.fixture
-def float64():
-    """Build layers in float64 for this test; the default dtype is restored afterwards."""
-    previous = mg.get_default_dtype()
-    mg.set_default_dtype(mg.float64)
-    try:
-        yield
-    finally:
-        mg.set_default_dtype(previous)
-
 
 def leaf(array):
     return mg.tensor(np.asarray(array, dtype=np.float64), requires_grad=True)

@@ -15,16 +15,6 @@ from models.transformer import Seq2SeqTransformer, TransformerConfig, beam_searc
 PAD, BOS, EOS = 0, 1, 2
 
 
-@pytest.fixture
-def float64():
-    """Build models in float64 for this test; the default dtype is restored afterwards."""
-    previous = mg.get_default_dtype()
-    mg.set_default_dtype(mg.float64)
-    try:
-        yield
-    finally:
-        mg.set_default_dtype(previous)
-
 
 def seq2seq(seed=0, **overrides):
     mg.manual_seed(seed)

@@ -31,16 +31,6 @@ def params(module, **inputs):
     return {**inputs, **dict(module.named_parameters())}
 
 
-@pytest.fixture
-def float64():
-    """Build layers in float64 for this test; the default dtype is restored afterwards."""
-    previous = mg.get_default_dtype()
-    mg.set_default_dtype(mg.float64)
-    try:
-        yield
-    finally:
-        mg.set_default_dtype(previous)
-
 
 def values_and_grads(fn, inputs, seed=1):
     """fn(*inputs) and d(sum(R * out))/d(input) for a random R (a non-uniform upstream gradient)."""

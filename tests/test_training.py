@@ -12,15 +12,6 @@ from models.training import Trainer
 from models.transformer import Seq2SeqTransformer, TransformerConfig
 
 
-@pytest.fixture
-def float64_default():
-    previous = mg.get_default_dtype()
-    mg.set_default_dtype(mg.float64)
-    try:
-        yield
-    finally:
-        mg.set_default_dtype(previous)
-
 
 def _seq2seq_batch():
     # padded sources and targets: the masks and ignore_index are exercised
@@ -42,7 +33,7 @@ def _check_training_gradients(model, loss_fn, steps=3):
     assert mg.gradcheck(loss_fn, params, fast_mode=True, n_directions=2, n_samples=4, seed=1)
 
 
-def test_seq2seq_training_gradients_match_finite_differences(float64_default):
+def test_seq2seq_training_gradients_match_finite_differences(float64):
     mg.manual_seed(0)
     config = TransformerConfig(src_vocab_size=10, tgt_vocab_size=10, d_model=8, num_heads=2, d_ff=16,
                                num_encoder_layers=1, num_decoder_layers=1, dropout=0.1, max_len=16)
@@ -57,7 +48,7 @@ def test_seq2seq_training_gradients_match_finite_differences(float64_default):
     _check_training_gradients(model, loss_fn)
 
 
-def test_decoder_only_training_gradients_match_finite_differences(float64_default):
+def test_decoder_only_training_gradients_match_finite_differences(float64):
     mg.manual_seed(0)
     model = DecoderOnlyLM(GPTConfig(vocab_size=9, d_model=8, num_heads=2, d_ff=16, num_layers=2, dropout=0.1,
                                     max_len=16))
@@ -72,7 +63,7 @@ def test_decoder_only_training_gradients_match_finite_differences(float64_defaul
     _check_training_gradients(model, loss_fn)
 
 
-def test_wrong_backward_inside_a_model_is_caught(float64_default):
+def test_wrong_backward_inside_a_model_is_caught(float64):
     """The whole-model check is not vacuous: a layer with a wrong gradient fails it."""
     from minigrad.ops.normalization import LayerNorm as LayerNormOp
 
