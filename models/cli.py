@@ -51,9 +51,11 @@ def _train(args):
 
 def _show_examples(trainer, n=5):
     src, expected = trainer.task.test_set()
-    predicted = trainer.predict(src[:n])
+    picks = np.linspace(0, len(src) - 1, n).astype(int)  # spread over the held-out set
+    src, expected = src[picks], [expected[i] for i in picks]
+    predicted = trainer.predict(src)
     print("unseen examples (input -> output):")
-    for row, want, got in zip(src[:n], expected[:n], predicted):
+    for row, want, got in zip(src, expected, predicted):
         if trainer.decoder_only:
             shown = trainer.task.vocab.decode(row)
         else:
