@@ -6,10 +6,11 @@
     python benchmarks/train_step.py --memory-steps 1000   # resident memory stays flat over 1,000 steps
 
 Each library runs in its own subprocess, one after the other, with the same shapes, the same
-architecture (post-norm, ReLU, dropout 0.1) and the same settings, and reports the median step time
-over --steps steps after --warmup steps, and the peak resident memory the steps added above what the
-process held after building the model (Linux's VmHWM, reset just before the steps, so both libraries
-are measured alike).
+architecture (post-norm, ReLU, dropout 0.1; PyTorch's nn.Transformer adds a final LayerNorm to the
+encoder and to the decoder, which minigrad's post-norm stacks do not have) and the same settings,
+and reports the median step time over --steps steps after --warmup steps, and the peak resident
+memory the steps added above what the process held after building the model (Linux's VmHWM, reset
+just before the steps, so both libraries are measured alike).
 """
 import argparse
 import json

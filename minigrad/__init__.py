@@ -8,7 +8,6 @@
 The layers of the design: tensor.py (the Tensor), function.py (the op base class), engine.py
 (backward), ops/ (the primitive ops), gradcheck.py (finite-difference checks), then nn/ and optim/.
 """
-from . import dtype as _dtype_module
 from .creation import (
     arange, eye, from_numpy, full, full_like, ones, ones_like, rand, randint, randn, randperm, tensor,
     zeros, zeros_like,

@@ -14,7 +14,7 @@ import traceback
 
 import numpy as np
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the separator keeps out minigrad_x/
 
 
 class _AnomalyMode:
@@ -103,8 +103,9 @@ def check_backward(node, grad, input_grads):
             continue
         kind = _created(np.asarray(g), [grad])
         if kind is not None:
+            upstream = "a finite" if _bad(grad) is None else "an inf-holding"  # a NaN upstream is never blamed
             raise AnomalyError(
                 f"{node.name}.backward produced {kind} in the gradient of its input {i} (shape {np.shape(g)}) "
-                f"from a finite upstream gradient of shape {grad.shape}; the op was created at "
+                f"from {upstream} upstream gradient of shape {grad.shape}; the op was created at "
                 f"{getattr(node, 'creation_site', '?')}"
             )

@@ -30,7 +30,3 @@ def to_dtype(dtype):
         return np.dtype(dtype)
     except TypeError:
         raise TypeError(f"not a dtype: {dtype!r}") from None
-
-
-def is_floating(dtype):
-    return dtype.kind == "f"

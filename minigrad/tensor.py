@@ -39,7 +39,7 @@ def _as_array(data, dtype=None):
 
 
 def _sizes(size):
-    """Accept zeros(2, 3), zeros((2, 3)) and zeros([2, 3]) alike."""
+    """Accept zeros(2, 3), zeros((2, 3)) and zeros([2, 3]) alike (and reshape(2, -1), permute((1, 0)), ...)."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     return tuple(int(s) for s in size)
@@ -236,14 +236,17 @@ class Tensor:
         for arg in args:
             if isinstance(arg, Tensor):
                 dtype = arg.dtype
-            elif isinstance(arg, str) and arg in ("cpu",) or arg is None:
+            elif arg is None or (isinstance(arg, str) and arg == "cpu"):
                 continue
             else:
-                dtype = arg
+                try:
+                    dtype = _dtype.to_dtype(arg)
+                except TypeError:  # "cuda", "mps", ...: a device, not a dtype
+                    device = arg
         if device is not None and device != "cpu":
             raise ValueError(f"to: minigrad runs on the CPU only, got device {device!r}")
-        if dtype is None:
-            return self
+        if dtype is None or _dtype.to_dtype(dtype) == self.dtype:
+            return _ops.clone(self) if copy else self  # copy=True: a new tensor even when nothing changes
         return _ops.to_dtype(self, _dtype.to_dtype(dtype))
 
     def float(self):
@@ -496,10 +499,10 @@ class Tensor:
 
     # ---- shape ------------------------------------------------------------------------------
     def reshape(self, *shape):
-        return _ops.reshape(self, _sizes_allow_neg(shape))
+        return _ops.reshape(self, _sizes(shape))
 
     def view(self, *shape):
-        return _ops.reshape(self, _sizes_allow_neg(shape))
+        return _ops.reshape(self, _sizes(shape))
 
     def view_as(self, other):
         return _ops.reshape(self, other.shape)
@@ -513,7 +516,7 @@ class Tensor:
         return self.permute(*reversed(range(self.ndim)))
 
     def permute(self, *dims):
-        return _ops.permute(self, _sizes_allow_neg(dims))
+        return _ops.permute(self, _sizes(dims))
 
     def unsqueeze(self, dim):
         return _ops.unsqueeze(self, dim)
@@ -522,7 +525,7 @@ class Tensor:
         return _ops.squeeze(self, dim)
 
     def expand(self, *sizes):
-        return _ops.expand(self, _sizes_allow_neg(sizes))
+        return _ops.expand(self, _sizes(sizes))
 
     def expand_as(self, other):
         return _ops.expand(self, other.shape)
@@ -547,12 +550,6 @@ class Tensor:
 
     def triu(self, diagonal=0):
         return _ops.triu(self, diagonal)
-
-
-def _sizes_allow_neg(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return tuple(int(s) for s in shape)
 
 
 # The ops import Tensor from this module, so they are imported after the class exists.

@@ -75,7 +75,8 @@ def _translate(args):
                 raise SystemExit(f"translate: the addition model takes 'a+b' with a, b in 0..99, got {text!r}")
             prompt = np.array([[BOS] + vocab.encode(f"{int(a):02d}+{int(b):02d}=")])
             out = generate(model, prompt, 4, eos_id=EOS).data[0, prompt.shape[1]:]
-            print(f"{text} = {int(vocab.decode(out) or 0)}")
+            answer = vocab.decode(out)  # three digits, "052", from a trained model; anything from an untrained one
+            print(f"{text} = {int(answer) if answer.isdigit() else repr(answer)}")
             continue
         src_vocab, tgt_vocab = Vocab(ckpt["src_vocab"]), Vocab(ckpt["tgt_vocab"])
         symbols = list(text.replace(" ", "")) if task in ("copy", "reverse") else list(text)

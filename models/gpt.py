@@ -13,6 +13,8 @@ import numpy as np
 import minigrad as mg
 from minigrad import nn
 
+from .transformer import eval_mode
+
 
 @dataclass
 class GPTConfig:
@@ -85,13 +87,11 @@ def generate(model, prompt, max_new_tokens, eos_id=None, use_cache=True):
 
     The prompt must hold no padding (all prompts of one length), since the cache assumes it.
     """
-    was_training = model.training
-    model.eval()
     pad = model.config.pad_id
     ids = np.array(prompt.data if isinstance(prompt, mg.Tensor) else prompt, dtype=np.int64)
     finished = np.zeros(ids.shape[0], dtype=bool)
     cache = [] if use_cache else None
-    with mg.no_grad():
+    with eval_mode(model), mg.no_grad():
         for step in range(max_new_tokens):
             if use_cache:
                 new = ids if step == 0 else ids[:, -1:]
@@ -107,5 +107,4 @@ def generate(model, prompt, max_new_tokens, eos_id=None, use_cache=True):
             ids = np.concatenate([ids, next_token[:, None]], axis=1)
             if eos_id is not None and finished.all():
                 break
-    model.train(was_training)
     return mg.tensor(ids)

@@ -56,7 +56,11 @@ DEFAULT_TRAINING = {
 
 
 def warmup_then_decay(warmup):
-    """Factor on the peak lr: linear warm-up to 1 at `warmup`, then sqrt(warmup / step) (the paper's shape)."""
+    """Factor on the peak lr: linear warm-up to 1 at `warmup`, then sqrt(warmup / step).
+
+    The paper's shape (optim.lr_scheduler.noam_lambda) scaled to peak at 1, so that TrainConfig.lr is
+    the peak learning rate rather than a factor on d_model^-0.5.
+    """
     def factor(last_epoch):
         step = last_epoch + 1
         return min(step / warmup, (warmup / step) ** 0.5)
@@ -195,7 +199,7 @@ class Trainer:
     def resume(cls, path):
         """A Trainer in the exact state `save` recorded: training goes on as if never interrupted."""
         ckpt = mg.load(path)
-        trainer = cls(ckpt["task"], _model_overrides(ckpt["model_config"], ckpt["task"]), ckpt["train_config"],
+        trainer = cls(ckpt["task"], _model_overrides(ckpt["model_config"]), ckpt["train_config"],
                       ckpt["task_args"])
         trainer.model.load_state_dict(ckpt["model"])
         trainer.optimizer.load_state_dict(ckpt["optimizer"])
@@ -211,7 +215,7 @@ def _rng_state(generator):
     return generator.bit_generator.state
 
 
-def _model_overrides(model_config, task_name):
+def _model_overrides(model_config):
     fixed = {"src_vocab_size", "tgt_vocab_size", "vocab_size", "max_len"}
     return {k: v for k, v in model_config.items() if k not in fixed}
 

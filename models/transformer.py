@@ -7,6 +7,7 @@ Masks (True = may attend): the source padding mask (B, 1, 1, S) is used by the e
 self-attention and by every decoder layer's cross-attention; the target mask is causal & target
 padding (B, 1, T, T).
 """
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -44,7 +45,7 @@ class Seq2SeqTransformer(nn.Module):
         self.encoder = nn.Encoder(c.d_model, c.num_heads, c.d_ff, c.num_encoder_layers, **layer_args)
         self.decoder = nn.Decoder(c.d_model, c.num_heads, c.d_ff, c.num_decoder_layers, **layer_args)
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
-        for name, p in self.named_parameters():
+        for p in self.parameters():
             if p.ndim > 1:  # Glorot initialisation of every matrix, as the Annotated Transformer
                 nn.init.xavier_uniform_(p)
         for embed in (self.src_embed, self.tgt_embed):
@@ -87,6 +88,17 @@ def _ids(x):
     return x.data if isinstance(x, mg.Tensor) else np.asarray(x)
 
 
+@contextlib.contextmanager
+def eval_mode(model):
+    """model.eval() inside the block; afterwards the mode it had before, also if the block raised."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
+
+
 def greedy_decode(model, src, max_len, bos_id, eos_id, use_cache=True):
     """Pick the most likely next token at every step. Returns int64 ids (B, <= max_len), BOS first;
     after a sequence's EOS it is padded with pad_id.
@@ -94,12 +106,10 @@ def greedy_decode(model, src, max_len, bos_id, eos_id, use_cache=True):
     use_cache=True keeps each decoder layer's keys and values and feeds only the newest token;
     use_cache=False re-decodes the whole prefix each step. Both give the same tokens.
     """
-    was_training = model.training
-    model.eval()
     pad = model.config.pad_id
     src = mg.tensor(_ids(src))
     B = src.shape[0]
-    with mg.no_grad():
+    with eval_mode(model), mg.no_grad():
         src_mask = model.src_mask(src)
         memory = model.encode(src, src_mask)
         ys = np.full((B, 1), bos_id, dtype=np.int64)
@@ -117,7 +127,6 @@ def greedy_decode(model, src, max_len, bos_id, eos_id, use_cache=True):
             finished |= next_token == eos_id
             if finished.all():
                 break
-    model.train(was_training)
     return mg.tensor(ys)
 
 
@@ -128,11 +137,9 @@ def beam_search(model, src, max_len, bos_id, eos_id, beam_size=4, length_penalty
     Finished hypotheses are ranked by log p / ((5 + length) / 6) ** length_penalty (GNMT's length
     normalisation), so longer answers are not punished merely for having more terms.
     """
-    was_training = model.training
-    model.eval()
     results = []
     src_ids = _ids(src)
-    with mg.no_grad():
+    with eval_mode(model), mg.no_grad():
         for row in src_ids:
             src_one = mg.tensor(row[None, :])
             src_mask = model.src_mask(src_one)
@@ -167,5 +174,4 @@ def beam_search(model, src, max_len, bos_id, eos_id, beam_size=4, length_penalty
                 return score / ((5 + len(ids)) / 6) ** length_penalty
 
             results.append(max(candidates, key=normalised)[0])
-    model.train(was_training)
     return results

@@ -664,6 +664,16 @@ def test_multi_head_attention_with_key_dims_and_3d_mask_matches_torch(float64):
     ))
 
 
+def test_multi_head_attention_takes_a_3d_numpy_mask_as_a_3d_tensor_mask():
+    mg.manual_seed(0)
+    attention = nn.MultiHeadAttention(8, 2)  # B == h == 2: a (B, T, S) mask must not be read as (h, T, S)
+    x = mg.randn(2, 3, 8)
+    allowed = random_bool_mask((2, 3, 3), seed=5)
+    from_array = attention(x, mask=allowed, need_weights=True)[1]
+    from_tensor = attention(x, mask=mg.tensor(allowed), need_weights=True)[1]
+    np.testing.assert_array_equal(from_array.data, from_tensor.data)
+
+
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
 def test_encoder_layer_matches_torch(float64, norm_first):
     torch = pytest.importorskip("torch")

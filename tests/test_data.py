@@ -75,6 +75,12 @@ def test_copy_and_reverse_targets_and_held_out_set():
         assert np.array_equal(tgt_out[:, :-1], expected) and np.all(tgt_out[:, -1] == EOS)
 
 
+def test_copy_held_out_set_is_a_random_sample_not_the_smallest_sequences():
+    task = SequenceTask("copy", length=10, n_symbols=10, n_test=1000, seed=0)
+    first_symbols = set(task.test_inputs[:, 0].tolist())
+    assert len(first_symbols) == 10  # np.unique's sorted order once kept only sequences starting 0..4
+
+
 def test_addition_sequences_hold_the_sum_and_mask_the_prompt():
     task = AdditionTask(seed=3)
     assert len(set(map(tuple, task.test_pairs)) & set(map(tuple, task.train_pairs))) == 0

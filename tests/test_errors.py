@@ -210,3 +210,23 @@ def test_clamp_and_var_arguments():
 
 def test_integer_tensors_cannot_require_grad():
     raises(RuntimeError, lambda: mg.tensor([1, 2], requires_grad=True), "floating point", "int64")
+
+
+# ---- found in review ------------------------------------------------------------------------------
+def test_var_of_an_integer_tensor_is_a_type_error_as_mean():
+    raises(TypeError, lambda: mg.tensor([1, 2, 3]).var(), "var", "int64")
+
+
+def test_split_refuses_negative_sizes_that_sum_right():
+    raises(ValueError, lambda: mg.ones(4).split([5, -1]), "split", "negative", "[5, -1]")
+
+
+def test_to_a_device_other_than_the_cpu_names_the_device():
+    raises(ValueError, lambda: mg.ones(2).to("cuda"), "CPU only", "'cuda'")
+    assert mg.ones(2).to("cpu", "float64").dtype == mg.float64
+
+
+def test_argmax_of_an_empty_dimension_names_the_op_and_shape():
+    raises(ValueError, lambda: mg.zeros(0).argmax(), "argmax", "(0,)")
+    raises(ValueError, lambda: mg.zeros(0, 3).argmin(dim=0), "argmin", "(0, 3)")
+    assert mg.zeros(0, 3).argmax(dim=1).shape == (0,)  # reducing a non-empty dim of an empty tensor is fine

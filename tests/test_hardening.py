@@ -106,6 +106,22 @@ def test_in_place_change_of_a_saved_output_or_constant_is_caught():
         z.sum().backward()
 
 
+def test_in_place_change_of_a_linear_input_or_of_embedding_ids_is_caught():
+    layer = nn.Linear(3, 2)
+    for shape in ((4, 3), (2, 4, 3)):  # the fused op works on a 2-D view of x: x itself must be watched
+        x = mg.randn(*shape)
+        loss = layer(x).sum()
+        x.mul_(2.0)
+        with pytest.raises(RuntimeError, match="Linear.*changed in place"):
+            loss.backward()
+    embed = nn.Embedding(5, 3)
+    ids = mg.tensor([[1, 2, 2]])
+    loss = embed(ids).sum()
+    ids[0, 0] = 4
+    with pytest.raises(RuntimeError, match="Embedding.*changed in place"):
+        loss.backward()
+
+
 def test_in_place_changes_that_backward_does_not_need_are_fine():
     x = mg.randn(3, requires_grad=True)
     c = mg.tensor([1.0, 2.0, 3.0])

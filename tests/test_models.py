@@ -294,8 +294,11 @@ def test_decoding_past_max_len_is_a_clear_error():
     model = seq2seq(max_len=6)
     with pytest.raises(ValueError, match="max_len"):
         greedy_decode(model, SRC, max_len=10, bos_id=BOS, eos_id=99)
+    assert model.training  # decoding switched to eval mode, and back, although it failed
+    lm = gpt(max_len=6)
     with pytest.raises(ValueError, match="max_len"):
-        generate(gpt(max_len=6), np.array([[1, 3, 4]]), max_new_tokens=6)
+        generate(lm, np.array([[1, 3, 4]]), max_new_tokens=6)
+    assert lm.training
 
 
 def test_models_train_a_few_steps_and_the_loss_falls():

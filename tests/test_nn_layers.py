@@ -401,6 +401,18 @@ def test_xavier_uniform_bound():
     assert np.all(np.abs(w.data) <= a) and np.abs(w.data).max() > 0.98 * a
 
 
+def test_kaiming_uniform_uses_the_gain_of_its_nonlinearity():
+    gains = {"linear": 1.0, "sigmoid": 1.0, "tanh": 5 / 3, "relu": math.sqrt(2), "selu": 0.75}
+    for name, gain in gains.items():  # PyTorch's calculate_gain
+        assert nn.init.calculate_gain(name) == pytest.approx(gain)
+    assert nn.init.calculate_gain("leaky_relu", math.sqrt(5)) == pytest.approx(math.sqrt(1 / 3))
+    mg.manual_seed(0)
+    w = nn.Linear(30, 50).weight
+    nn.init.kaiming_uniform_(w, nonlinearity="linear")
+    bound = math.sqrt(3 / 30)
+    assert np.all(np.abs(w.data) <= bound) and np.abs(w.data).max() > 0.98 * bound
+
+
 def test_float32_stays_float32():
     """A float32 network must not drift to float64 (a stray np.float64 scalar would do it)."""
     layers = [nn.Linear(4, 4), nn.LayerNorm(4), nn.GELU(), nn.GELU("tanh"), nn.ReLU(), nn.Dropout(0.1)]

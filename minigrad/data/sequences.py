@@ -16,7 +16,9 @@ class SequenceTask:
         self.kind, self.length, self.n_symbols = kind, length, n_symbols
         self.src_vocab = self.tgt_vocab = Vocab([str(i) for i in range(n_symbols)])
         self.rng = np.random.default_rng(seed)
-        test = np.unique(self._draw(n_test * 2), axis=0)[:n_test]
+        drawn = self._draw(n_test * 2)
+        _, first = np.unique(drawn, axis=0, return_index=True)  # np.unique sorts: keep the order drawn
+        test = drawn[np.sort(first)][:n_test]  # a random sample, not the lexicographically smallest rows
         self.test_inputs = test
         self._test_keys = {row.tobytes() for row in test}
 

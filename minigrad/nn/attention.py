@@ -161,8 +161,9 @@ class MultiHeadAttention(Module):
                     k = ops.cat([cache["k"], k], dim=2)
                     v = ops.cat([cache["v"], v], dim=2)
                 cache["k"], cache["v"] = k, v
-        if isinstance(mask, Tensor) and mask.ndim == 3:  # (B, T, S) -> (B, 1, T, S): same mask for every head
-            mask = mask.unsqueeze(1)
+        if mask is not None and np.ndim(mask.data if isinstance(mask, Tensor) else mask) == 3:
+            # (B, T, S) -> (B, 1, T, S): the same mask for every head
+            mask = mask.unsqueeze(1) if isinstance(mask, Tensor) else np.asarray(mask)[:, None]
         out, weights = scaled_dot_product_attention_with_weights(
             q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0, is_causal=is_causal
         )

@@ -1,7 +1,7 @@
 """minigrad.nn.functional: the stateless layers and losses, with PyTorch's names and arguments.
 
 The fused kernels live in minigrad/ops/ (linear.py, normalization.py, loss.py, embedding.py,
-activation.py); this module checks the arguments and calls them. Attention is in attention.py.
+activation.py, dropout.py); this module checks the arguments and calls them. Attention is in attention.py.
 """
 import numpy as np
 
@@ -50,7 +50,8 @@ def embedding(input, weight, padding_idx=None):
         )
     if padding_idx is not None and padding_idx < 0:
         padding_idx += vocab
-    return Embedding.apply(ids, weight, padding_idx)
+    # the Tensor itself, if given, so that an in-place change to the ids before backward is caught
+    return Embedding.apply(input if isinstance(input, Tensor) else ids, weight, padding_idx)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

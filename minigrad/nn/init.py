@@ -52,10 +52,28 @@ def xavier_normal_(tensor, gain=1.0):
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
 
 
+def calculate_gain(nonlinearity, param=None):
+    """The factor that keeps activation variance after `nonlinearity` (PyTorch's values)."""
+    if nonlinearity in ("linear", "sigmoid", "conv1d", "conv2d", "conv3d"):
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope * slope))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
+
+
 def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
-    """U(-b, b), b = gain * sqrt(3 / fan), gain = sqrt(2 / (1 + a^2)) for leaky_relu."""
+    """U(-b, b), b = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity, a) (leaky_relu: sqrt(2 / (1 + a^2)))."""
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"kaiming_uniform_: mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = _fans(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
-    gain = math.sqrt(2.0 / (1 + a * a)) if nonlinearity == "leaky_relu" else math.sqrt(2.0)
+    gain = calculate_gain(nonlinearity, a)
     bound = gain * math.sqrt(3.0 / fan)
     return uniform_(tensor, -bound, bound)

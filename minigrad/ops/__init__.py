@@ -4,10 +4,14 @@
     unary.py        exp log sqrt tanh sigmoid relu abs clamp, dtype casts
     reduction.py    sum mean var amax amin max min argmax argmin
     matmul.py       batched, broadcasting matrix product
-    shape.py        reshape transpose permute unsqueeze squeeze expand flatten contiguous
+    shape.py        reshape transpose permute unsqueeze squeeze expand flatten contiguous clone
     indexing.py     x[index], masked_fill, where, tril, triu
     join.py         cat stack split chunk
     softmax.py      softmax log_softmax (fused)
+
+The fused kernels behind minigrad.nn.functional: linear.py, normalization.py (layer norm), loss.py
+(cross-entropy), embedding.py, dropout.py, activation.py (GELU); rowwise.py has the fast row
+reductions they share, util.py dim normalisation and dtype promotion.
 """
 from .elementwise import (
     add, div, eq, ge, gt, le, logical_and, logical_not, logical_or, lt, maximum, minimum, mul, ne,

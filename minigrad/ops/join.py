@@ -80,6 +80,8 @@ def split(x, split_size_or_sections, dim=0):
     length = x.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
         sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes):
+            raise ValueError(f"split: sizes must not be negative, got {sizes}")
         if sum(sizes) != length:
             raise ShapeError(f"split: sizes {sizes} sum to {sum(sizes)}, but dim {d} of shape {x.shape} has {length}")
     else:

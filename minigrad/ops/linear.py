@@ -4,8 +4,6 @@ Composed from transpose, matmul and add it gives the same gradients (the tests c
 it runs 3-D input through one 2-D matrix product in forward and backward, which avoids the large
 batched temporaries of a (B, T, k) x (k, m) product and the per-op overhead of three nodes.
 """
-import numpy as np
-
 from ..errors import ShapeError
 from ..function import Function
 
@@ -22,21 +20,16 @@ class Linear(Function):
         y = x2 @ weight.T  # (N, in) @ (in, out) -> (N, out)
         if bias is not None:
             y += bias
-        ctx.save_for_backward(x2, weight)
-        ctx.in_shape = x.shape
+        ctx.save_for_backward(x, weight)  # x itself, not the view x2, so that in-place changes to it are caught
         return y.reshape(x.shape[:-1] + (weight.shape[0],))
 
     @staticmethod
     def backward(ctx, grad):
         # y = x W^T + b  =>  dx = g W,  dW = g^T x,  db = sum of g over all rows
-        x2, weight = ctx.saved_tensors
+        x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         g2 = grad.reshape(-1, weight.shape[0])  # (..., out) -> (N, out)
-        grad_x = (g2 @ weight).reshape(ctx.in_shape) if need_x else None
-        grad_w = g2.T @ x2 if need_w else None
+        grad_x = (g2 @ weight).reshape(x.shape) if need_x else None
+        grad_w = g2.T @ x.reshape(-1, weight.shape[1]) if need_w else None  # (out, N) @ (N, in)
         grad_b = g2.sum(axis=0) if need_b else None
         return grad_x, grad_w, grad_b
-
-
-def linear(x, weight, bias=None):
-    return Linear.apply(x, weight, bias)

@@ -130,6 +130,8 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
     As in PyTorch, a bool in dim's place is `unbiased`: x.var(False) is the biased variance.
     """
+    if x.dtype.kind != "f":
+        raise TypeError(f"var: expects a floating point tensor, got {x.dtype}")
     if isinstance(dim, bool):
         if unbiased is not None:
             raise TypeError("var: got unbiased twice (a bool in place of dim, and unbiased=)")
@@ -184,11 +186,13 @@ def min(x, dim=None, keepdim=False):
 def _arg(np_fn, name):
     def arg(x, dim=None, keepdim=False):
         if dim is None:
+            _check_nonempty(x, (), name)
             index = np_fn(x.data)
             if keepdim:
                 return Tensor._make(np.full((1,) * x.ndim, index, dtype=np.int64))
             return Tensor._make(np.asarray(index, dtype=np.int64))
         d = normalize_dim(dim, x.ndim, name)
+        _check_nonempty(x, (d,) if x.ndim else (), name)
         return Tensor._make(np_fn(x.data, axis=d, keepdims=keepdim).astype(np.int64))
 
     arg.__name__ = name

@@ -97,10 +97,10 @@ def plot_training_curves(history, smooth=25):
     history:  a dict with "step", "loss", optionally "token_accuracy", "eval_step", "eval_accuracy".
     smooth:   width of the moving average drawn over the noisy per-batch curves.
     """
+    fig = _figure(figsize=(9, 3.2), layout="constrained")  # first: a clear error if matplotlib is missing
     from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
     steps = np.asarray(history["step"])
-    fig = _figure(figsize=(9, 3.2), layout="constrained")
     ax_loss, ax_acc = fig.subplots(1, 2)
     loss = np.asarray(history["loss"], dtype=float)
     ax_loss.plot(steps, loss, color="tab:blue", alpha=0.3, linewidth=0.8, label="per batch")
