@@ -32,6 +32,10 @@ def _train(args):
         trainer = Trainer.resume(path)
         if args.steps is not None:
             trainer.train_config.steps = args.steps
+        ignored = [flag for flag, value in (("--batch-size", args.batch_size), ("--lr", args.lr), ("--seed", args.seed),
+                                            ("--babel", args.babel or None)) if value is not None]
+        if ignored:
+            print(f"note: {', '.join(ignored)} ignored: a resumed run keeps the settings saved in {path}")
         print(f"resuming {args.task} from {path} at step {trainer.step}")
     else:
         task_args = {"use_babel": True} if args.babel else {}

@@ -753,3 +753,16 @@ def test_encoder_decoder_stacks_match_torch(float64, norm_first):
     ))
     compare_param_grads(enc, t_enc)
     compare_param_grads(dec, t_dec)
+
+
+def test_positional_table_stays_exact_through_float_and_double():
+    pe = nn.PositionalEncoding(6, max_len=20)
+    pe.float()
+    pe.double()
+    x = mg.zeros(1, 20, 6, dtype=mg.float64)
+    pos = np.arange(20)[:, None]
+    i = np.arange(0, 6, 2)
+    angles = pos / 10000.0 ** (i / 6)
+    expected = np.zeros((20, 6))
+    expected[:, 0::2], expected[:, 1::2] = np.sin(angles), np.cos(angles)
+    assert np.array_equal(pe(x).data[0], expected) or np.allclose(pe(x).data[0], expected, rtol=0, atol=1e-15)

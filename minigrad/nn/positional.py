@@ -32,9 +32,10 @@ class PositionalEncoding(Module):
         super().__init__()
         self.d_model, self.max_len = d_model, max_len
         self.dropout = Dropout(dropout)
-        # a fixed function of the position, not learned, so it is not saved in the state dict; kept in
-        # float64 so that a model moved to float64 gets the exact table (each forward casts its slice)
-        self.register_buffer("pe", Tensor._make(sinusoidal_table(max_len, d_model, np.float64)), persistent=False)
+        # A fixed function of the position, not learned: a plain float64 array rather than a buffer, so
+        # it is neither saved in the state dict nor rounded by model.float(); forward uses it in x's dtype.
+        self.table = sinusoidal_table(max_len, d_model, np.float64)
+        self._table_in = {}  # dtype -> the table cast once to that dtype
 
     def forward(self, x, offset=0):
         T = x.shape[-2]
@@ -45,9 +46,9 @@ class PositionalEncoding(Module):
                 f"PositionalEncoding: positions {offset}..{offset + T - 1} exceed max_len={self.max_len}; "
                 "build the model with a larger max_len"
             )
-        pe = self.pe.data[offset : offset + T]
-        if pe.dtype != x.dtype:
-            pe = pe.astype(x.dtype)
+        if x.dtype not in self._table_in:
+            self._table_in[x.dtype] = self.table.astype(x.dtype)
+        pe = self._table_in[x.dtype][offset : offset + T]  # (T, d_model), broadcast over the batch
         return self.dropout(x + Tensor._make(pe))
 
     def extra_repr(self):
