@@ -765,4 +765,4 @@ def test_positional_table_stays_exact_through_float_and_double():
     angles = pos / 10000.0 ** (i / 6)
     expected = np.zeros((20, 6))
     expected[:, 0::2], expected[:, 1::2] = np.sin(angles), np.cos(angles)
-    assert np.array_equal(pe(x).data[0], expected) or np.allclose(pe(x).data[0], expected, rtol=0, atol=1e-15)
+    assert np.allclose(pe(x).data[0], expected, rtol=0, atol=1e-15)  # float64-exact, not float32-rounded
