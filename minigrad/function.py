@@ -129,4 +129,6 @@ class Function:
         """Drop what backward needed; a later backward through this node raises instead of guessing."""
         self.saved_tensors = None
         self.parents = ()
+        self._saved_versions = ()  # these hold the saved inputs' Tensors: let them go too
+        self._saved_output = None
         self.freed = True

@@ -38,8 +38,12 @@ def test_a_kept_loss_does_not_keep_activations_after_backward():
     x = mg.randn(64, 64, requires_grad=True)
     h = x
     for _ in range(20):
-        h = (h @ x).tanh()
+        product = h @ x
+        h = product.tanh()
     loss = h.sum()
-    node = loss.grad_fn
+    node, matmul = loss.grad_fn, product.grad_fn
+    assert matmul._saved_versions  # MatMul saved its inputs, and remembers their versions
     loss.backward()
-    assert node.saved_tensors is None and node.parents == ()  # released: nothing upstream is reachable
+    for released in (node, matmul, h.grad_fn):  # nothing upstream stays reachable
+        assert released.saved_tensors is None and released.parents == ()
+        assert released._saved_versions == () and released._saved_output is None
