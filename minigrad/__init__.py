@@ -26,7 +26,7 @@ from .ops import (
 )
 from .random import manual_seed
 from .serialization import CheckpointError, load, save
-from . import optim
+from . import nn, optim
 from .tensor import Tensor
 
 float = float32  # noqa: A001  (PyTorch's aliases)
