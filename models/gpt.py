@@ -67,7 +67,7 @@ class DecoderOnlyLM(nn.Module):
         if mask is None and cache is not None and offset > 0:
             # new positions offset..offset+T-1 see the cached ones and themselves, not later new ones
             T = ids.shape[1]
-            mask = None if T == 1 else mg.tensor(np.tri(T, offset + T, offset, dtype=bool))  # (T, offset + T)
+            mask = None if T == 1 else nn.causal_mask(T, offset=offset)  # (T, offset + T)
         elif mask is None:
             mask = self.mask(ids)
         for i, block in enumerate(self.blocks):

@@ -74,7 +74,7 @@ class Seq2SeqTransformer(nn.Module):
         x = self.positional(self.tgt_embed(tgt) * self.embed_scale, offset=offset)
         T = tgt.shape[1]
         if cache is not None and tgt_mask is None and T > 1:
-            tgt_mask = mg.tensor(np.tri(T, offset + T, offset, dtype=bool))  # (T, offset + T)
+            tgt_mask = nn.causal_mask(T, offset=offset)  # (T, offset + T): new tokens see the cache and the left
         return self.decoder(x, memory, tgt_mask, src_mask, cache=cache)
 
     def forward(self, src, tgt):

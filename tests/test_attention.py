@@ -766,3 +766,9 @@ def test_positional_table_stays_exact_through_float_and_double():
     expected = np.zeros((20, 6))
     expected[:, 0::2], expected[:, 1::2] = np.sin(angles), np.cos(angles)
     assert np.allclose(pe(x).data[0], expected, rtol=0, atol=1e-15)  # float64-exact, not float32-rounded
+
+
+def test_causal_mask_with_offset_lets_new_queries_see_the_cache():
+    mask = nn.causal_mask(2, offset=3).data  # two new queries after three cached keys
+    assert mask.tolist() == [[True, True, True, True, False], [True, True, True, True, True]]
+    assert np.array_equal(nn.causal_mask(4).data, np.tril(np.ones((4, 4), dtype=bool)))

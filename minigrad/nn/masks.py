@@ -10,10 +10,14 @@ import numpy as np
 from ..tensor import Tensor
 
 
-def causal_mask(T, S=None):
-    """(T, S) bool: query i may attend to keys 0..i (itself and the left), as in a decoder."""
-    S = T if S is None else S
-    return Tensor._make(np.tri(T, S, dtype=bool))
+def causal_mask(T, S=None, offset=0):
+    """(T, S) bool: query i may attend to keys 0..offset+i (itself and the left), as in a decoder.
+
+    offset > 0 serves incremental decoding: the T new queries sit at positions offset..offset+T-1
+    after `offset` cached keys, so S defaults to offset + T.
+    """
+    S = T + offset if S is None else S
+    return Tensor._make(np.tri(T, S, offset, dtype=bool))
 
 
 def padding_mask(ids, pad_id):
