@@ -52,27 +52,25 @@ class Tensor:
     __array_ufunc__ = None
 
     def __init__(self, data, dtype=None, requires_grad=False):
-        self.data = _as_array(data, dtype)
+        self._set_fields(_as_array(data, dtype))
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def _set_fields(self, array, version_box=None):
+        """Every attribute of a fresh tensor: one place for __init__, _make and Parameter."""
+        self.data = array
+        self.requires_grad = False
         self.grad = None
         self.grad_fn = None
         self._retains_grad = False
         self.name = None
-        self._vc = None
-        self.requires_grad = False
-        if requires_grad:
-            self.requires_grad_(True)
+        self._vc = version_box
 
     @classmethod
     def _make(cls, array):
         """Wrap an ndarray without copying or checks (what ops use)."""
         t = cls.__new__(cls)
-        t.data = array
-        t.requires_grad = False
-        t.grad = None
-        t.grad_fn = None
-        t._retains_grad = False
-        t.name = None
-        t._vc = None
+        t._set_fields(array)
         return t
 
     # ---- in-place changes and the version counter ------------------------------------------------

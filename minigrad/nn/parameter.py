@@ -10,14 +10,10 @@ class Parameter(Tensor):
     def __init__(self, data=None, requires_grad=True):
         if data is None:
             data = np.zeros(0, dtype=np.float32)
-        # share the array of a Tensor, as PyTorch's Parameter shares its storage
-        self.data = data.data if isinstance(data, Tensor) else np.asarray(data)
-        self._vc = data._version_box() if isinstance(data, Tensor) else None  # shared data, shared versions
-        self.grad = None
-        self.grad_fn = None
-        self._retains_grad = False
-        self.name = None
-        self.requires_grad = False
+        if isinstance(data, Tensor):  # share the array, and so its version counter, as PyTorch shares storage
+            self._set_fields(data.data, data._version_box())
+        else:
+            self._set_fields(np.asarray(data))
         if requires_grad:
             self.requires_grad_(True)
 
