@@ -131,7 +131,7 @@ def date_model(steps, checkpoint):
 def plot_date_attention(trainer, text, out_dir):
     task, model = trainer.task, trainer.model
     src = task.encode_source(text)  # (1, S)
-    out = greedy_decode(model, src, task.max_target_len, BOS, EOS).data  # (1, T + 1): BOS, answer, EOS
+    out = greedy_decode(model, src, task.max_target_len, BOS, EOS).detach().numpy()  # (1, T + 1): BOS, answer, EOS
     answer = task.tgt_vocab.decode(out[0])
     # one teacher-forced pass over the decoded answer records every block's weights at once
     maps = viz.attention_weights(model, mg.tensor(src), mg.tensor(out[:, :-1]))

@@ -19,15 +19,15 @@ def measure(d_k, n_keys=16, n_samples=2000, seed=0):
     mg.manual_seed(seed)
     q = mg.randn(n_samples, 1, d_k, dtype=mg.float64)
     k = mg.randn(n_samples, n_keys, d_k, dtype=mg.float64)
-    raw = (q @ k.transpose(-2, -1)).data  # (n, 1, d_k) @ (n, d_k, keys) -> (n, 1, keys)
+    raw = (q @ k.transpose(-2, -1)).detach().numpy()  # (n, 1, d_k) @ (n, d_k, keys) -> (n, 1, keys)
     row = {"d_k": d_k, "var_raw": raw.var(), "var_scaled": (raw / math.sqrt(d_k)).var()}
     upstream = np.random.default_rng(seed).standard_normal(raw.shape)
     for name, scale in (("raw", 1.0), ("scaled", 1.0 / math.sqrt(d_k))):
         scores = mg.tensor(raw * scale, requires_grad=True)
         weights = scores.softmax(dim=-1)
         (weights * mg.tensor(upstream)).sum().backward()
-        row[f"max_weight_{name}"] = weights.data.max(axis=-1).mean()
-        row[f"grad_{name}"] = np.abs(scores.grad.data).mean()
+        row[f"max_weight_{name}"] = weights.detach().numpy().max(axis=-1).mean()
+        row[f"grad_{name}"] = np.abs(scores.grad.numpy()).mean()
     return row
 
 

@@ -106,10 +106,10 @@ def backward(root, gradient, retain_graph=False):
                 continue
             if type(parent_grad) is not np.ndarray:
                 parent_grad = np.asarray(parent_grad)
-            if parent_grad.shape != parent.data.shape:
-                parent_grad = sum_to_shape(parent_grad, parent.data.shape, node.name + ".backward")
-            if parent_grad.dtype != parent.data.dtype:
-                parent_grad = parent_grad.astype(parent.data.dtype)
+            if parent_grad.shape != parent._array.shape:
+                parent_grad = sum_to_shape(parent_grad, parent._array.shape, node.name + ".backward")
+            if parent_grad.dtype != parent._array.dtype:
+                parent_grad = parent_grad.astype(parent._array.dtype)
             key = id(parent)
             if key in grads:
                 grads[key] = grads[key] + parent_grad
@@ -124,6 +124,6 @@ def backward(root, gradient, retain_graph=False):
 def _accumulate(tensor, grad, Tensor):
     """tensor.grad += grad; the first gradient is copied, since `grad` may be shared with other tensors."""
     if tensor.grad is None:
-        tensor.grad = Tensor._make(np.array(grad, dtype=tensor.data.dtype, copy=True))
+        tensor.grad = Tensor._make(np.array(grad, dtype=tensor._array.dtype, copy=True))
     else:
-        tensor.grad.data = tensor.grad.data + grad
+        tensor.grad._array = tensor.grad._array + grad

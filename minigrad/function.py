@@ -57,7 +57,7 @@ class Function:
         self.saved_tensors = arrays
         if self._inputs:
             self._saved_versions = tuple(
-                (t, t._version) for t in self._inputs if any(t.data is a for a in arrays)
+                (t, t._version) for t in self._inputs if any(t._array is a for a in arrays)
             )
 
     def check_saved_versions(self):
@@ -91,7 +91,7 @@ class Function:
         any_grad = False
         for arg in args:
             if isinstance(arg, Tensor):
-                arrays.append(arg.data)
+                arrays.append(arg._array)
                 if arg.requires_grad:
                     any_grad = True
                     parents.append(arg)

@@ -45,10 +45,10 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
                 "(call .double() on inputs, or model.double())"
             )
     rng = np.random.default_rng(seed)
-    originals = [(t, t.data, t.grad) for _, t in checked]
+    originals = [(t, t._array, t.grad) for _, t in checked]
     for _, t in checked:  # a broadcast or read-only view would move several elements at once
-        if not t.data.flags.writeable or 0 in t.data.strides:
-            t.data = t.data.copy()
+        if not t._array.flags.writeable or 0 in t._array.strides:
+            t._array = t._array.copy()
     try:
         weights = _output_weights(fn(*values), rng)
 
@@ -61,13 +61,13 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
         for (name, t), grad in zip(checked, analytic):
             if fast_mode:
                 failures += _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions)
-                elements = rng.choice(t.data.size, size=min(n_samples, t.data.size), replace=False)
+                elements = rng.choice(t._array.size, size=min(n_samples, t._array.size), replace=False)
             else:
-                elements = range(t.data.size)
+                elements = range(t._array.size)
             failures += _check_elements(name, t, grad, loss, eps, atol, rtol, elements)
     finally:
         for t, data, grad in originals:
-            t.data, t.grad = data, grad
+            t._array, t.grad = data, grad
     if failures:
         message = failures[0] + (f"\n  ... and {len(failures) - 1} more mismatches" if len(failures) > 1 else "")
         if raise_exception:
@@ -98,7 +98,7 @@ def _output_weights(out, rng):
 
 
 def _weighted_sum(out, weights):
-    return sum(float(np.sum(o.data.astype(np.float64) * w)) for o, w in zip(_as_outputs(out), weights))
+    return sum(float(np.sum(o._array.astype(np.float64) * w)) for o, w in zip(_as_outputs(out), weights))
 
 
 def _analytic_grads(fn, values, checked, weights):
@@ -123,7 +123,7 @@ def _analytic_grads(fn, values, checked, weights):
                 f"gradcheck failed: input {name} has shape {t.shape} and dtype {t.dtype}, "
                 f"but its gradient has shape {t.grad.shape} and dtype {t.grad.dtype}"
             )
-        grads.append(t.grad.data.copy())
+        grads.append(t.grad._array.copy())
     return grads
 
 
@@ -131,12 +131,12 @@ def _check_elements(name, t, grad, loss, eps, atol, rtol, elements):
     failures = []
     for i in elements:
         index = np.unravel_index(i, t.shape)
-        original = t.data[index]
-        t.data[index] = original + eps
+        original = t._array[index]
+        t._array[index] = original + eps
         plus = loss()
-        t.data[index] = original - eps
+        t._array[index] = original - eps
         minus = loss()
-        t.data[index] = original
+        t._array[index] = original
         numeric = (plus - minus) / (2 * eps)
         analytic = float(grad[index])
         if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
@@ -146,15 +146,15 @@ def _check_elements(name, t, grad, loss, eps, atol, rtol, elements):
 
 def _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions):
     failures = []
-    original = t.data.copy()
+    original = t._array.copy()
     for k in range(n_directions):
         u = rng.standard_normal(t.shape)
         u /= np.linalg.norm(u) or 1.0
-        t.data[...] = original + eps * u
+        t._array[...] = original + eps * u
         plus = loss()
-        t.data[...] = original - eps * u
+        t._array[...] = original - eps * u
         minus = loss()
-        t.data[...] = original
+        t._array[...] = original
         numeric = (plus - minus) / (2 * eps)
         analytic = float(np.sum(grad * u))
         if not abs(analytic - numeric) <= atol + rtol * abs(numeric):

@@ -87,7 +87,7 @@ def _encode(value, where, arrays, seen):
     """The JSON tree for `value`; arrays go into `arrays` under a name made from `where`."""
     if isinstance(value, Tensor):
         if id(value) not in seen:
-            seen[id(value)] = _add_array(value.data, where, arrays)
+            seen[id(value)] = _add_array(value._array, where, arrays)
         return {"tensor": seen[id(value)]}
     if isinstance(value, np.ndarray):
         return {"ndarray": _add_array(value, where, arrays)}

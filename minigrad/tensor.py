@@ -16,7 +16,7 @@ def _as_array(data, dtype=None):
     array keeps its dtype. An explicit dtype wins.
     """
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._array
     if dtype is not None:
         return np.array(data, dtype=_dtype.to_dtype(dtype))
     if isinstance(data, np.ndarray):
@@ -46,7 +46,7 @@ def _sizes(size):
 
 
 class Tensor:
-    __slots__ = ("data", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "_vc", "__weakref__")
+    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "_vc", "__weakref__")
 
     # Let NumPy defer to our reflected operators: np.float32(2) * t calls t.__rmul__.
     __array_ufunc__ = None
@@ -57,8 +57,12 @@ class Tensor:
             self.requires_grad_(True)
 
     def _set_fields(self, array, version_box=None):
-        """Every attribute of a fresh tensor: one place for __init__, _make and Parameter."""
-        self.data = array
+        """Every attribute of a fresh tensor: one place for __init__, _make and Parameter.
+
+        `_array` is the NumPy array that holds the values: the one attribute through which minigrad's
+        own code reaches them (ops, optimizers, checkpoints). Users see `.data` and `.numpy()`.
+        """
+        self._array = array
         self.requires_grad = False
         self.grad = None
         self.grad_fn = None
@@ -77,7 +81,7 @@ class Tensor:
     # Each in-place op (add_, x[i] = v, an optimizer step, ...) increments the version. An op that
     # saved this tensor for backward remembers the version it saw, and backward refuses to run if it
     # changed. Tensors that share an array (detach(), Parameter(t)) share one counter, a 1-item list
-    # made when first needed. Writing to .data directly is not tracked (as in PyTorch).
+    # made when first needed. Writing through .data is not tracked (as in PyTorch).
     @property
     def _version(self):
         return self._vc[0] if self._vc is not None else 0
@@ -104,8 +108,8 @@ class Tensor:
 
     def _inplace(self, op, fn, *operands):
         self._check_inplace(op)
-        values = [o.data if isinstance(o, Tensor) else o for o in operands]
-        fn(self.data, *values)
+        values = [o._array if isinstance(o, Tensor) else o for o in operands]
+        fn(self._array, *values)
         self._bump_version()
         return self
 
@@ -137,7 +141,7 @@ class Tensor:
         self._check_inplace("__setitem__ (x[index] = value)")
         target, _ = _ops.indexing.numpy_index(index, self.shape)
         try:
-            self.data[target] = value.data if isinstance(value, Tensor) else value
+            self._array[target] = value._array if isinstance(value, Tensor) else value
         except (IndexError, ValueError) as error:
             raise type(error)(f"x[index] = value: {error} (tensor of shape {self.shape})") from None
         self._bump_version()
@@ -145,15 +149,15 @@ class Tensor:
     # ---- attributes -------------------------------------------------------------------------
     @property
     def shape(self):
-        return self.data.shape
+        return self._array.shape
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._array.dtype
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._array.ndim
 
     @property
     def is_leaf(self):
@@ -169,20 +173,20 @@ class Tensor:
         return self.transpose(-2, -1)
 
     def dim(self):
-        return self.data.ndim
+        return self._array.ndim
 
     def size(self, dim=None):
         if dim is None:
-            return self.data.shape
-        return self.data.shape[_ops.normalize_dim(dim, self.ndim, "size")]
+            return self._array.shape
+        return self._array.shape[_ops.normalize_dim(dim, self.ndim, "size")]
 
     def numel(self):
-        return self.data.size
+        return self._array.size
 
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._array.shape[0]
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -190,20 +194,44 @@ class Tensor:
     __hash__ = object.__hash__
 
     # ---- conversion -------------------------------------------------------------------------
+    @property
+    def data(self):
+        """As in PyTorch: a Tensor sharing this one's storage, cut from the graph, requiring no grad.
+
+        Changes made through it are not tracked by autograd (nor by the version counter): that is
+        what `p.data.add_(...)` in old optimizer code relies on, and why it is easy to misuse.
+        """
+        return Tensor._make(self._array)
+
+    @data.setter
+    def data(self, value):
+        """`t.data = other` swaps in other's values (a Tensor or array of any shape), as PyTorch."""
+        array = value._array if isinstance(value, Tensor) else np.asarray(value)
+        if array.dtype != self._array.dtype and self.requires_grad and array.dtype.kind != "f":
+            raise RuntimeError(f"data: cannot assign {array.dtype} values to a tensor that requires grad")
+        self._array = array
+
     def numpy(self):
         if self.requires_grad:
             raise RuntimeError(
                 "Can't call numpy() on a tensor that requires grad: use tensor.detach().numpy()"
             )
-        return self.data
+        return self._array
 
     def item(self):
-        if self.data.size != 1:
+        if self._array.size != 1:
             raise ValueError(f"item: only a tensor with one element can be converted, got shape {self.shape}")
-        return self.data.item()
+        return self._array.item()
 
     def tolist(self):
-        return self.data.tolist()
+        return self._array.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(t): the values as an array (refused while the tensor requires grad, as numpy())."""
+        array = self.numpy()
+        if dtype is not None and dtype != array.dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
 
     def __float__(self):
         return float(self.item())
@@ -212,13 +240,13 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._array.size != 1:
             raise RuntimeError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
-        return bool(self.data.item())
+        return bool(self._array.item())
 
     def detach(self):
         """The same data, cut from the graph (in-place changes to either count for both)."""
-        t = Tensor._make(self.data)
+        t = Tensor._make(self._array)
         t._vc = self._version_box()
         return t
 
@@ -264,7 +292,7 @@ class Tensor:
 
     # ---- autograd ---------------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and self.data.dtype.kind != "f":
+        if requires_grad and self._array.dtype.kind != "f":
             raise RuntimeError(  # PyTorch's exception type
                 f"requires_grad: only floating point tensors can require gradients, got {self.dtype}"
             )
@@ -292,14 +320,14 @@ class Tensor:
                 "(were its inputs created with requires_grad=True, outside no_grad?)"
             )
         if gradient is None:
-            if self.data.size != 1:
+            if self._array.size != 1:
                 raise RuntimeError(
                     f"backward: grad can be implicitly created only for a tensor with one element, "
                     f"got shape {self.shape}; pass gradient= of that shape"
                 )
             gradient = np.ones(self.shape, dtype=self.dtype)
         else:
-            gradient = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
+            gradient = gradient._array if isinstance(gradient, Tensor) else np.asarray(gradient)
             if gradient.shape != self.shape:
                 raise RuntimeError(
                     f"backward: gradient has shape {gradient.shape}, but the tensor has shape {self.shape}"
@@ -309,7 +337,7 @@ class Tensor:
 
     # ---- printing ---------------------------------------------------------------------------
     def __repr__(self):
-        body = np.array2string(self.data, separator=", ", prefix="tensor(", precision=4)
+        body = np.array2string(self._array, separator=", ", prefix="tensor(", precision=4)
         extras = []
         if self.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
             extras.append(f"dtype={self.dtype}")

@@ -78,7 +78,7 @@ def _translate(args):
             if not (a.strip().isdigit() and b.strip().isdigit()) or int(a) > 99 or int(b) > 99:
                 raise SystemExit(f"translate: the addition model takes 'a+b' with a, b in 0..99, got {text!r}")
             prompt = np.array([[BOS] + vocab.encode(f"{int(a):02d}+{int(b):02d}=")])
-            out = generate(model, prompt, 4, eos_id=EOS).data[0, prompt.shape[1]:]
+            out = generate(model, prompt, 4, eos_id=EOS).detach().numpy()[0, prompt.shape[1]:]
             answer = vocab.decode(out)  # three digits, "052", from a trained model; anything from an untrained one
             print(f"{text} = {int(answer) if answer.isdigit() else repr(answer)}")
             continue
@@ -89,7 +89,7 @@ def _translate(args):
             raise SystemExit(f"translate: characters {unknown} are not in the {task} model's vocabulary")
         src = pad_batch([src_vocab.encode(symbols)])
         max_len = min(model.config.max_len, len(symbols) + 12)
-        out = greedy_decode(model, src, max_len, BOS, EOS).data[0]
+        out = greedy_decode(model, src, max_len, BOS, EOS).detach().numpy()[0]
         print(f"{text} -> {tgt_vocab.decode(out)}")
     return 0
 

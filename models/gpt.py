@@ -88,7 +88,7 @@ def generate(model, prompt, max_new_tokens, eos_id=None, use_cache=True):
     The prompt must hold no padding (all prompts of one length), since the cache assumes it.
     """
     pad = model.config.pad_id
-    ids = np.array(prompt.data if isinstance(prompt, mg.Tensor) else prompt, dtype=np.int64)
+    ids = np.array(prompt.detach().numpy() if isinstance(prompt, mg.Tensor) else prompt, dtype=np.int64)
     finished = np.zeros(ids.shape[0], dtype=bool)
     cache = [] if use_cache else None
     with eval_mode(model), mg.no_grad():
@@ -100,7 +100,7 @@ def generate(model, prompt, max_new_tokens, eos_id=None, use_cache=True):
             else:
                 # causal only, as the cache sees it: a generated token equal to pad_id is a real token
                 logits = model(mg.tensor(ids), mask=nn.causal_mask(ids.shape[1]))
-            next_token = logits.data[:, -1].argmax(axis=-1)
+            next_token = logits.detach().numpy()[:, -1].argmax(axis=-1)
             if eos_id is not None:
                 next_token = np.where(finished, pad, next_token)
                 finished |= next_token == eos_id

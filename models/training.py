@@ -110,7 +110,7 @@ class Trainer:
         loss = F.cross_entropy(logits.reshape(-1, V), mg.tensor(targets.reshape(-1)), ignore_index=PAD,
                                label_smoothing=tc.label_smoothing)
         counted = targets != PAD
-        correct = (logits.data.argmax(-1) == targets) & counted
+        correct = (logits.detach().numpy().argmax(-1) == targets) & counted
         return loss, float(correct.sum() / max(counted.sum(), 1))
 
     def train_step(self):
@@ -135,10 +135,10 @@ class Trainer:
         for start in range(0, len(src_ids), batch_size):
             chunk = src_ids[start : start + batch_size]
             if self.decoder_only:
-                ids = generate(self.model, chunk, self.task.answer_len + 1).data[:, chunk.shape[1]:]
+                ids = generate(self.model, chunk, self.task.answer_len + 1).detach().numpy()[:, chunk.shape[1]:]
                 out += [self.task.vocab.decode(row) for row in ids]
             else:
-                ids = greedy_decode(self.model, chunk, self.task.max_target_len, BOS, EOS).data
+                ids = greedy_decode(self.model, chunk, self.task.max_target_len, BOS, EOS).detach().numpy()
                 out += [self.task.tgt_vocab.decode(row) for row in ids]
         return out
 

@@ -85,7 +85,7 @@ class Seq2SeqTransformer(nn.Module):
 
 
 def _ids(x):
-    return x.data if isinstance(x, mg.Tensor) else np.asarray(x)
+    return x.detach().numpy() if isinstance(x, mg.Tensor) else np.asarray(x)
 
 
 @contextlib.contextmanager
@@ -122,7 +122,7 @@ def greedy_decode(model, src, max_len, bos_id, eos_id, use_cache=True):
                 tgt = mg.tensor(ys)
                 hidden = model.decode(tgt, memory, src_mask, nn.causal_mask(ys.shape[1]))
             logits = model.generator(hidden[:, -1])
-            next_token = np.where(finished, pad, logits.data.argmax(axis=-1))
+            next_token = np.where(finished, pad, logits.detach().numpy().argmax(axis=-1))
             ys = np.concatenate([ys, next_token[:, None]], axis=1)
             finished |= next_token == eos_id
             if finished.all():
@@ -151,7 +151,7 @@ def beam_search(model, src, max_len, bos_id, eos_id, beam_size=4, length_penalty
                 k = prefixes.shape[0]
                 mem_k = memory.expand(k, *memory.shape[1:])
                 hidden = model.decode(prefixes, mem_k, src_mask, nn.causal_mask(prefixes.shape[1]))
-                log_probs = model.generator(hidden[:, -1]).log_softmax(dim=-1).data  # (k, V)
+                log_probs = model.generator(hidden[:, -1]).log_softmax(dim=-1).detach().numpy()  # (k, V)
                 scores = np.array([s for _, s in beams])[:, None] + log_probs
                 best = np.argsort(scores, axis=None)[::-1][: 2 * beam_size]
                 next_beams = []

@@ -98,22 +98,22 @@ def test_sdpa_gradcheck_batched_heads_with_padding_and_causal_mask():
 def test_sdpa_values_match_numpy(case):
     q, k, v = qkv()
     kwargs = SDPA_CASES[case]
-    out = F.scaled_dot_product_attention(q, k, v, **kwargs).data
+    out = F.scaled_dot_product_attention(q, k, v, **kwargs).detach().numpy()
     allowed, additive = None, 0.0
     mask = kwargs.get("attn_mask")
     if mask is not None and mask.dtype == np.bool_:
-        allowed = mask.data
+        allowed = mask.detach().numpy()
     elif mask is not None:
-        additive = mask.data
+        additive = mask.detach().numpy()
     if kwargs.get("is_causal"):
         allowed = np.tril(np.ones((3, 5), dtype=bool))
     scale = kwargs.get("scale", 1 / math.sqrt(4))
     # an additive mask shifts the scores; fold it into q k^T by hand
-    s = q.data @ np.swapaxes(k.data, -1, -2) * scale + additive
+    s = q.detach().numpy() @ np.swapaxes(k.detach().numpy(), -1, -2) * scale + additive
     if allowed is None:
         allowed = np.isfinite(s)
     s = np.where(allowed, s, -np.inf)
-    expected = np_softmax(s) @ v.data
+    expected = np_softmax(s) @ v.detach().numpy()
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-14)
 
 
@@ -122,9 +122,9 @@ def test_sdpa_returns_weights_that_sum_to_one_and_zero_on_masked_keys():
     mask = random_bool_mask((2, 3, 5), seed=4)
     out, weights = sdpa_with_weights(q, k, v, attn_mask=mg.tensor(mask))
     assert weights.shape == (2, 3, 5)
-    np.testing.assert_allclose(weights.data.sum(-1), 1.0, rtol=1e-12)
-    assert np.all(weights.data[~mask] == 0.0)
-    np.testing.assert_allclose(out.data, weights.data @ v.data, rtol=1e-12)
+    np.testing.assert_allclose(weights.detach().numpy().sum(-1), 1.0, rtol=1e-12)
+    assert np.all(weights.detach().numpy()[~mask] == 0.0)
+    np.testing.assert_allclose(out.detach().numpy(), weights.detach().numpy() @ v.detach().numpy(), rtol=1e-12)
 
 
 def test_sdpa_dropout_on_the_weights_is_seeded_and_off_at_zero():
@@ -135,9 +135,9 @@ def test_sdpa_dropout_on_the_weights_is_seeded_and_off_at_zero():
         return F.scaled_dot_product_attention(q, k, v, dropout_p=0.3)
 
     assert mg.gradcheck(fn, [q, k, v])
-    assert not np.allclose(fn(q, k, v).data, F.scaled_dot_product_attention(q, k, v).data)
+    assert not np.allclose(fn(q, k, v).detach().numpy(), F.scaled_dot_product_attention(q, k, v).detach().numpy())
     np.testing.assert_array_equal(
-        F.scaled_dot_product_attention(q, k, v, dropout_p=0.0).data, F.scaled_dot_product_attention(q, k, v).data
+        F.scaled_dot_product_attention(q, k, v, dropout_p=0.0).detach().numpy(), F.scaled_dot_product_attention(q, k, v).detach().numpy()
     )
 
 
@@ -149,19 +149,19 @@ def test_fully_masked_query_row_gives_zero_output_and_zero_gradient(kind):
     allowed[1] = False  # query 1 may attend to nothing
     mask = mg.tensor(allowed if kind == "bool" else np.where(allowed, 0.0, -np.inf))
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    assert np.all(out.data[:, 1] == 0.0)
-    np.testing.assert_allclose(out.data, np_attention(q.data, k.data, v.data, allowed), rtol=1e-12)
+    assert np.all(out.detach().numpy()[:, 1] == 0.0)
+    np.testing.assert_allclose(out.detach().numpy(), np_attention(q.detach().numpy(), k.detach().numpy(), v.detach().numpy(), allowed), rtol=1e-12)
     out.backward(np.random.default_rng(0).standard_normal(out.shape))
     for t in (q, k, v):
-        assert np.all(np.isfinite(t.grad.data))
-    assert np.all(q.grad.data[:, 1] == 0.0)
+        assert np.all(np.isfinite(t.grad.numpy()))
+    assert np.all(q.grad.numpy()[:, 1] == 0.0)
     # the row sends nothing to k and v either: the gradients equal those without that query
-    q2, k2, v2 = leaf(q.data[:, [0, 2]]), leaf(k.data), leaf(v.data)
+    q2, k2, v2 = leaf(q.detach().numpy()[:, [0, 2]]), leaf(k.detach().numpy()), leaf(v.detach().numpy())
     out2 = F.scaled_dot_product_attention(q2, k2, v2, attn_mask=mg.tensor(allowed[[0, 2]]))
     upstream = np.random.default_rng(0).standard_normal(out.shape)[:, [0, 2]]
     out2.backward(upstream)
-    np.testing.assert_allclose(k.grad.data, k2.grad.data, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(v.grad.data, v2.grad.data, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(k.grad.numpy(), k2.grad.numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(v.grad.numpy(), v2.grad.numpy(), rtol=1e-12, atol=1e-15)
     assert mg.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask), [q, k, v])
 
 
@@ -171,8 +171,8 @@ def test_multi_head_attention_with_a_fully_masked_row_has_no_nan(float64):
     allowed = np.ones((2, 1, 5, 5), dtype=bool)
     allowed[0, 0, 2] = False
     out, weights = mha(x, mask=mg.tensor(allowed), need_weights=True)
-    assert np.all(weights.data[0, :, 2] == 0)
-    np.testing.assert_allclose(out.data[0, 2], mha.out_proj.bias.data, rtol=1e-12)  # attention output 0
+    assert np.all(weights.detach().numpy()[0, :, 2] == 0)
+    np.testing.assert_allclose(out.detach().numpy()[0, 2], mha.out_proj.bias.detach().numpy(), rtol=1e-12)  # attention output 0
     assert mg.gradcheck(lambda: mha(x, mask=mg.tensor(allowed))[0], params(mha, x=x), fast_mode=True)
 
 
@@ -208,16 +208,16 @@ def test_multi_head_attention_equals_the_equations_head_by_head(float64):
     out, weights = mha(x, memory, memory, mask=key_padding(), need_weights=True)
 
     def proj(layer, a):
-        return a @ layer.weight.data.T + layer.bias.data
+        return a @ layer.weight.detach().numpy().T + layer.bias.detach().numpy()
 
-    Q, K, V = proj(mha.q_proj, x.data), proj(mha.k_proj, memory.data), proj(mha.v_proj, memory.data)
+    Q, K, V = proj(mha.q_proj, x.detach().numpy()), proj(mha.k_proj, memory.detach().numpy()), proj(mha.v_proj, memory.detach().numpy())
     d_k = d_model // h
     heads = []
     for i in range(h):
         cols = slice(i * d_k, (i + 1) * d_k)
         heads.append(np_attention(Q[..., cols], K[..., cols], V[..., cols], PAD_MASK[:, None, :]))
     expected = proj(mha.out_proj, np.concatenate(heads, axis=-1))
-    np.testing.assert_allclose(out.data, expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12, atol=1e-14)
     assert weights.shape == (2, h, 3, 5)
     assert mha(x)[1] is None  # weights only on request
 
@@ -230,7 +230,7 @@ def test_multi_head_attention_with_own_head_sizes_and_key_dims_gradcheck(float64
     mask = mg.tensor(random_bool_mask((2, 3, 4), seed=6))  # (B, T, S): the same for every head
     out, weights = mha(x, k, v, mask=mask, need_weights=True)
     assert out.shape == (2, 3, 6) and weights.shape == (2, 3, 3, 4)
-    assert np.all(weights.data.transpose(1, 0, 2, 3)[:, ~mask.data] == 0)
+    assert np.all(weights.detach().numpy().transpose(1, 0, 2, 3)[:, ~mask.detach().numpy()] == 0)
     assert mg.gradcheck(lambda: mha(x, k, v, mask=mask)[0], params(mha, x=x, k=k, v=v))
 
 
@@ -242,10 +242,10 @@ def test_one_head_with_identity_projections_is_plain_attention(float64):
         proj.bias.data[...] = 0
     q, k, v = normal((2, 3, d)), normal((2, 4, d), seed=1), normal((2, 4, d), seed=2)
     out, _ = mha(q, k, v)
-    Q, K, V = q.data, k.data, v.data
+    Q, K, V = q.detach().numpy(), k.detach().numpy(), v.detach().numpy()
     scores = Q @ K.transpose(0, 2, 1) / np.sqrt(d)
     weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
-    np.testing.assert_allclose(out.data, weights @ V, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(out.detach().numpy(), weights @ V, rtol=1e-12, atol=1e-14)
 
 
 def test_self_attention_without_positions_is_permutation_equivariant(float64):
@@ -255,10 +255,10 @@ def test_self_attention_without_positions_is_permutation_equivariant(float64):
     perm = np.random.default_rng(3).permutation(6)
     assert not np.array_equal(perm, np.arange(6))
     for f in (lambda a: mha(a)[0], layer):
-        np.testing.assert_allclose(f(x[:, perm]).data, f(x).data[:, perm], rtol=1e-11, atol=1e-13)
+        np.testing.assert_allclose(f(x[:, perm]).detach().numpy(), f(x).detach().numpy()[:, perm], rtol=1e-11, atol=1e-13)
     # with positional encoding added first, the order matters
     pe = nn.PositionalEncoding(8)
-    assert not np.allclose(mha(pe(x[:, perm]))[0].data, mha(pe(x))[0].data[:, perm])
+    assert not np.allclose(mha(pe(x[:, perm]))[0].detach().numpy(), mha(pe(x))[0].detach().numpy()[:, perm])
 
 
 def test_variance_of_dot_products_and_of_scaled_scores():
@@ -267,7 +267,7 @@ def test_variance_of_dot_products_and_of_scaled_scores():
     d_k, n = 64, 20000
     q = mg.tensor(rng.standard_normal((n, d_k)))
     k = mg.tensor(rng.standard_normal((n, d_k)))
-    dots = (q * k).sum(dim=-1).data
+    dots = (q * k).sum(dim=-1).detach().numpy()
     assert abs(dots.var() / d_k - 1) < 0.05
     assert abs(dots.mean()) < 0.1 * math.sqrt(d_k)
     # The scores inside attention: log weights = scores - logsumexp(row), so the log weights
@@ -276,12 +276,12 @@ def test_variance_of_dot_products_and_of_scaled_scores():
     k = mg.tensor(rng.standard_normal((1, 400, d_k)))
     v = mg.zeros(1, 400, 1, dtype=mg.float64)
     _, w = sdpa_with_weights(q, k, v)
-    log_w = np.log(w.data)
+    log_w = np.log(w.detach().numpy())
     centred = log_w - log_w.mean(axis=-1, keepdims=True)
     assert abs(centred.var() - 1) < 0.1
     _, w_unscaled = sdpa_with_weights(q, k, v, scale=1.0)
-    assert w_unscaled.data.max() > 0.9  # unscaled: softmax saturates on one key
-    assert w.data.max() < 0.2
+    assert w_unscaled.detach().numpy().max() > 0.9  # unscaled: softmax saturates on one key
+    assert w.detach().numpy().max() < 0.2
 
 
 # ---- masks as information barriers ----------------------------------------------------------------------------
@@ -295,7 +295,7 @@ def causal_dependence(f, T=5, d=8):
         upstream = np.zeros(out.shape)
         upstream[0, i] = np.random.default_rng(i).standard_normal(d)
         out.backward(upstream)
-        depends[i] = np.any(x.grad.data[0] != 0, axis=-1)
+        depends[i] = np.any(x.grad.numpy()[0] != 0, axis=-1)
     return depends
 
 
@@ -321,15 +321,15 @@ def test_padded_keys_get_zero_weight_and_their_embeddings_zero_gradient(float64)
     mha = nn.MultiHeadAttention(8, 2)
     x, memory = normal((2, 3, 8)), normal((2, 5, 8), seed=1)
     out, weights = mha(x, memory, memory, mask=key_padding(), need_weights=True)
-    assert np.all(weights.data.transpose(0, 3, 1, 2)[~PAD_MASK] == 0.0)  # (B, S, h, T) at padded keys
-    assert np.all(weights.data.transpose(0, 3, 1, 2)[PAD_MASK] > 0.0)
+    assert np.all(weights.detach().numpy().transpose(0, 3, 1, 2)[~PAD_MASK] == 0.0)  # (B, S, h, T) at padded keys
+    assert np.all(weights.detach().numpy().transpose(0, 3, 1, 2)[PAD_MASK] > 0.0)
     out.backward(np.random.default_rng(0).standard_normal(out.shape))
-    assert np.all(memory.grad.data[~PAD_MASK] == 0.0)
-    assert np.all(memory.grad.data[PAD_MASK] != 0.0)
+    assert np.all(memory.grad.numpy()[~PAD_MASK] == 0.0)
+    assert np.all(memory.grad.numpy()[PAD_MASK] != 0.0)
     # changing the padded positions changes nothing
-    moved = memory.data.copy()
+    moved = memory.detach().numpy().copy()
     moved[~PAD_MASK] = 100.0
-    np.testing.assert_array_equal(mha(x, mg.tensor(moved), mg.tensor(moved), mask=key_padding())[0].data, out.data)
+    np.testing.assert_array_equal(mha(x, mg.tensor(moved), mg.tensor(moved), mask=key_padding())[0].detach().numpy(), out.detach().numpy())
 
 
 def test_padding_in_self_attention_of_an_encoder_layer(float64):
@@ -338,17 +338,17 @@ def test_padding_in_self_attention_of_an_encoder_layer(float64):
     out = layer(x, mask=key_padding())
     upstream = np.random.default_rng(0).standard_normal(out.shape) * PAD_MASK[:, :, None]  # real outputs only
     out.backward(upstream)
-    assert np.all(x.grad.data[~PAD_MASK] == 0.0)
-    assert np.all(x.grad.data[PAD_MASK] != 0.0)
+    assert np.all(x.grad.numpy()[~PAD_MASK] == 0.0)
+    assert np.all(x.grad.numpy()[PAD_MASK] != 0.0)
 
 
 def test_mask_helpers():
-    np.testing.assert_array_equal(nn.causal_mask(3).data, [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
+    np.testing.assert_array_equal(nn.causal_mask(3).detach().numpy(), [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
     ids = mg.tensor([[5, 3, 0], [2, 0, 0]])
     m = nn.padding_mask(ids, 0)
     assert m.shape == (2, 1, 1, 3)
-    np.testing.assert_array_equal(m.data[:, 0, 0], [[True, True, False], [True, False, False]])
-    np.testing.assert_array_equal(nn.padding_mask_from_lengths(mg.tensor([2, 1]), 3).data, m.data)
+    np.testing.assert_array_equal(m.detach().numpy()[:, 0, 0], [[True, True, False], [True, False, False]])
+    np.testing.assert_array_equal(nn.padding_mask_from_lengths(mg.tensor([2, 1]), 3).detach().numpy(), m.detach().numpy())
 
 
 # ---- positional encoding ----------------------------------------------------------------------------------------
@@ -356,14 +356,14 @@ def test_mask_helpers():
 def test_positional_encoding_values_follow_the_formula(float64, d_model):
     pe = nn.PositionalEncoding(d_model, max_len=50)  # built in float64: the table is exact
     x = mg.zeros(1, 50, d_model, dtype=mg.float64)
-    table = pe(x).data[0]
+    table = pe(x).detach().numpy()[0]
     for pos in range(50):
         for i in range(d_model):
             angle = pos / 10000 ** ((i - i % 2) / d_model)  # 2i for both dims 2i and 2i + 1
             expected = math.sin(angle) if i % 2 == 0 else math.cos(angle)
             assert abs(table[pos, i] - expected) < 1e-12, (pos, i)
     mg.set_default_dtype(mg.float32)
-    table32 = nn.PositionalEncoding(d_model, max_len=50)(mg.zeros(1, 50, d_model)).data[0]
+    table32 = nn.PositionalEncoding(d_model, max_len=50)(mg.zeros(1, 50, d_model)).detach().numpy()[0]
     assert table32.dtype == np.float32
     np.testing.assert_allclose(table32, table, atol=1e-6)
 
@@ -371,9 +371,9 @@ def test_positional_encoding_values_follow_the_formula(float64, d_model):
 def test_positional_encoding_adds_and_offsets_and_is_not_saved():
     pe = nn.PositionalEncoding(8, max_len=20)
     x = mg.randn(2, 4, 8)
-    full = pe(mg.zeros(1, 10, 8)).data[0]
-    np.testing.assert_allclose(pe(x).data, x.data + full[:4], rtol=1e-6)
-    np.testing.assert_allclose(pe(x, offset=3).data, x.data + full[3:7], rtol=1e-6)
+    full = pe(mg.zeros(1, 10, 8)).detach().numpy()[0]
+    np.testing.assert_allclose(pe(x).detach().numpy(), x.detach().numpy() + full[:4], rtol=1e-6)
+    np.testing.assert_allclose(pe(x, offset=3).detach().numpy(), x.detach().numpy() + full[3:7], rtol=1e-6)
     assert pe(x).dtype == np.float32
     assert "pe" not in pe.state_dict()  # a fixed function of the position
     x = normal((1, 3, 8))
@@ -398,8 +398,8 @@ def test_feed_forward_gradcheck_and_value(float64, activation):
     x = normal((2, 3, 8))
     assert mg.gradcheck(lambda: ff(x), params(ff, x=x))
     if activation == "relu":
-        hidden = np.maximum(x.data @ ff.linear1.weight.data.T + ff.linear1.bias.data, 0)
-        np.testing.assert_allclose(ff(x).data, hidden @ ff.linear2.weight.data.T + ff.linear2.bias.data, rtol=1e-12)
+        hidden = np.maximum(x.detach().numpy() @ ff.linear1.weight.detach().numpy().T + ff.linear1.bias.detach().numpy(), 0)
+        np.testing.assert_allclose(ff(x).detach().numpy(), hidden @ ff.linear2.weight.detach().numpy().T + ff.linear2.bias.detach().numpy(), rtol=1e-12)
 
 
 def randomise_norms(module, seed=0):
@@ -457,18 +457,18 @@ def test_post_norm_and_pre_norm_follow_their_equations(float64):
         else:  # LayerNorm(x + Sublayer(x))
             h = layer.norm1(x + attn(x))
             expected = layer.norm2(h + layer.feed_forward(h))
-        np.testing.assert_allclose(layer(x).data, expected.data, rtol=1e-12)
+        np.testing.assert_allclose(layer(x).detach().numpy(), expected.detach().numpy(), rtol=1e-12)
 
 
 def test_dropout_in_layers_is_off_in_eval(float64):
     layer = nn.DecoderLayer(8, 2, 16, dropout=0.5)
     x, memory = normal((1, 3, 8)), normal((1, 4, 8), seed=1)
     layer.eval()
-    a = layer(x, memory).data
-    assert np.array_equal(a, layer(x, memory).data)
+    a = layer(x, memory).detach().numpy()
+    assert np.array_equal(a, layer(x, memory).detach().numpy())
     layer.train()
     mg.manual_seed(0)
-    assert not np.allclose(layer(x, memory).data, a)
+    assert not np.allclose(layer(x, memory).detach().numpy(), a)
 
 
 # ---- bad inputs ---------------------------------------------------------------------------------------------------
@@ -509,7 +509,7 @@ def run_both(torch, ours, theirs, arrays, seed=1):
     upstream = np.random.default_rng(seed).standard_normal(out.shape)
     out.backward(upstream)
     t_out.backward(torch.tensor(upstream))
-    return (out.data, [t.grad.data for t in mg_in]), (t_out.detach().numpy(), torch_grads(torch, th_in))
+    return (out.detach().numpy(), [t.grad.numpy() for t in mg_in]), (t_out.detach().numpy(), torch_grads(torch, th_in))
 
 
 def assert_close_pairs(ours, theirs, tol=1e-10):
@@ -589,7 +589,7 @@ def _rename(key):
 
 def param_grads_as_torch(module, theirs):
     """minigrad's parameter gradients, reassembled under torch's names and shapes."""
-    grads = {n: p.grad.data for n, p in module.named_parameters()}
+    grads = {n: p.grad.numpy() for n, p in module.named_parameters()}
     out = {}
     for key in theirs.state_dict():
         name = _rename(key)
@@ -638,7 +638,7 @@ def test_multi_head_attention_matches_torch(float64, num_heads, kind):
         return wrapped
 
     assert_close_pairs(*run_both(torch, keep(ours_fn, "ours"), keep(theirs_fn, "theirs"), arrays))
-    np.testing.assert_allclose(weights["ours"].data, weights["theirs"].detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(weights["ours"].detach().numpy(), weights["theirs"].detach().numpy(), rtol=1e-10, atol=1e-12)
     compare_param_grads(ours, theirs)
 
 
@@ -671,7 +671,7 @@ def test_multi_head_attention_takes_a_3d_numpy_mask_as_a_3d_tensor_mask():
     allowed = random_bool_mask((2, 3, 3), seed=5)
     from_array = attention(x, mask=allowed, need_weights=True)[1]
     from_tensor = attention(x, mask=mg.tensor(allowed), need_weights=True)[1]
-    np.testing.assert_array_equal(from_array.data, from_tensor.data)
+    np.testing.assert_array_equal(from_array.detach().numpy(), from_tensor.detach().numpy())
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
@@ -765,10 +765,10 @@ def test_positional_table_stays_exact_through_float_and_double():
     angles = pos / 10000.0 ** (i / 6)
     expected = np.zeros((20, 6))
     expected[:, 0::2], expected[:, 1::2] = np.sin(angles), np.cos(angles)
-    assert np.allclose(pe(x).data[0], expected, rtol=0, atol=1e-15)  # float64-exact, not float32-rounded
+    assert np.allclose(pe(x).detach().numpy()[0], expected, rtol=0, atol=1e-15)  # float64-exact, not float32-rounded
 
 
 def test_causal_mask_with_offset_lets_new_queries_see_the_cache():
-    mask = nn.causal_mask(2, offset=3).data  # two new queries after three cached keys
+    mask = nn.causal_mask(2, offset=3).detach().numpy()  # two new queries after three cached keys
     assert mask.tolist() == [[True, True, True, True, False], [True, True, True, True, True]]
-    assert np.array_equal(nn.causal_mask(4).data, np.tril(np.ones((4, 4), dtype=bool)))
+    assert np.array_equal(nn.causal_mask(4).detach().numpy(), np.tril(np.ones((4, 4), dtype=bool)))

@@ -24,7 +24,7 @@ def test_diamond_graph():
     left, right = a * 3, a + 2
     d = left * right
     d.sum().backward()
-    np.testing.assert_allclose(a.grad.data, 6 * a.data + 6)
+    np.testing.assert_allclose(a.grad.numpy(), 6 * a.detach().numpy() + 6)
 
 
 def test_deep_diamonds_visit_each_node_once():
@@ -73,7 +73,7 @@ def test_leaf_gradients_accumulate_across_backward_calls():
     x = leaf([1.0, 2.0])
     (x * 3).sum().backward()
     (x * x).sum().backward()
-    np.testing.assert_allclose(x.grad.data, [3 + 2 * 1.0, 3 + 2 * 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), [3 + 2 * 1.0, 3 + 2 * 2.0])
     x.grad = None
     (x * 5).sum().backward()
     assert x.grad.tolist() == [5.0, 5.0]
@@ -83,10 +83,10 @@ def test_retain_graph_allows_a_second_backward_and_grads_accumulate():
     x = leaf([1.0, -1.0, 2.0])
     y = (x * x).exp().sum()
     y.backward(retain_graph=True)
-    first = x.grad.data.copy()
-    np.testing.assert_allclose(first, 2 * x.data * np.exp(x.data ** 2))
+    first = x.grad.numpy().copy()
+    np.testing.assert_allclose(first, 2 * x.detach().numpy() * np.exp(x.detach().numpy() ** 2))
     y.backward()
-    np.testing.assert_allclose(x.grad.data, 2 * first)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * first)
 
 
 def test_second_backward_through_freed_graph_raises():
@@ -112,11 +112,11 @@ def test_refused_backward_changes_no_gradient():
     a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     freed = a.exp()
     freed.sum().backward()
-    a_grad = a.grad.data.copy()
+    a_grad = a.grad.numpy().copy()
     with pytest.raises(RuntimeError, match="retain_graph"):
         (b * 2 + freed).sum().backward()
     assert b.grad is None
-    np.testing.assert_array_equal(a.grad.data, a_grad)
+    np.testing.assert_array_equal(a.grad.numpy(), a_grad)
 
 
 def test_backward_that_fails_midway_changes_no_gradient():
@@ -145,7 +145,7 @@ def test_grad_is_a_tensor_without_history():
 def test_grad_of_one_tensor_does_not_alias_another():
     a, b = leaf([1.0, 2.0]), leaf([3.0, 4.0])
     (a + b).sum().backward()
-    a.grad.data += 100
+    a.grad.add_(100)
     assert b.grad.tolist() == [1.0, 1.0]
 
 
@@ -155,7 +155,7 @@ def test_backward_with_gradient_for_non_scalar_output():
     y = x * x
     upstream = mg.tensor([[1.0, 0.5], [-1.0, 2.0]], dtype=mg.float64)
     y.backward(upstream)
-    np.testing.assert_allclose(x.grad.data, 2 * x.data * upstream.data)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy() * upstream.detach().numpy())
 
 
 def test_backward_gradient_as_array_and_scalar_output_default():
@@ -195,9 +195,9 @@ def test_retain_grad_on_non_leaf():
     h.retain_grad()
     other = x * 4  # not retained
     (h * h + other).sum().backward()
-    np.testing.assert_allclose(h.grad.data, 2 * h.data)
+    np.testing.assert_allclose(h.grad.numpy(), 2 * h.detach().numpy())
     assert other.grad is None
-    np.testing.assert_allclose(x.grad.data, 18 * x.data + 4)
+    np.testing.assert_allclose(x.grad.numpy(), 18 * x.detach().numpy() + 4)
     assert not h.is_leaf and x.is_leaf
 
 
@@ -270,8 +270,8 @@ def test_gradient_dtype_and_shape_equal_the_tensors(dtype):
     for t in (a, b, c, s):
         assert t.grad.dtype == dtype and t.grad.shape == t.shape
     # a's gradient is summed over the broadcast axes: check against the direct formula
-    expected_a = (2 * out.data * s.data * b.data).sum(axis=(0, 2)).reshape(3, 1)
-    np.testing.assert_allclose(a.grad.data, expected_a, rtol=1e-4 if dtype == mg.float32 else 1e-12)
+    expected_a = (2 * out.detach().numpy() * s.detach().numpy() * b.detach().numpy()).sum(axis=(0, 2)).reshape(3, 1)
+    np.testing.assert_allclose(a.grad.numpy(), expected_a, rtol=1e-4 if dtype == mg.float32 else 1e-12)
 
 
 def test_mixed_dtypes_give_each_input_its_own_gradient_dtype():
@@ -354,13 +354,13 @@ def test_detach_cuts_the_graph():
     assert not d.requires_grad and d.grad_fn is None
     y = x * d  # d is a constant here
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, d.data)
+    np.testing.assert_allclose(x.grad.numpy(), d.detach().numpy())
 
 
 def test_detach_shares_data():
     x = leaf([1.0, 2.0])
     d = x.detach()
-    assert np.shares_memory(d.data, x.data)
+    assert np.shares_memory(d.detach().numpy(), x.detach().numpy())
 
 
 # ---- user-defined Functions ---------------------------------------------------------------------
@@ -393,10 +393,10 @@ class ScaledAdd(mg.Function):
 def test_user_function_cube():
     x = leaf([1.0, -2.0, 0.5])
     y = Cube.apply(x)
-    np.testing.assert_allclose(y.data, x.data ** 3)
+    np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy() ** 3)
     assert isinstance(y.grad_fn, Cube)
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, 3 * x.data ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), 3 * x.detach().numpy() ** 2)
     assert mg.gradcheck(lambda x: Cube.apply(x), (leaf(np.random.default_rng(0).standard_normal((3, 4))),))
 
 

@@ -23,22 +23,22 @@ def test_where_sqrt_trap_gives_nan_gradient_and_anomaly_mode_names_sqrt():
     # where(c, sqrt(x), x): at x = 0 the branch not taken still differentiates sqrt at 0, and
     # 0 * (1 / (2 sqrt(0))) = 0 * inf = NaN, as in PyTorch.
     x = mg.tensor([0.0, 4.0], dtype=mg.float64, requires_grad=True)
-    y = mg.where(x.data > 0, x.sqrt(), x)
+    y = mg.where(x.detach().numpy() > 0, x.sqrt(), x)
     y.sum().backward()
-    assert np.isnan(x.grad.data[0])
+    assert np.isnan(x.grad.numpy()[0])
 
     x.grad = None
     with mg.detect_anomaly():
-        y = mg.where(x.data > 0, x.sqrt(), x)
+        y = mg.where(x.detach().numpy() > 0, x.sqrt(), x)
         with pytest.raises(mg.AnomalyError, match=r"Sqrt\.backward produced NaN"):
             y.sum().backward()
 
     # the fix: make the unsafe op's input safe where its result is not used
     x.grad = None
-    safe = mg.where(x.data > 0, x, 1.0)
-    y = mg.where(x.data > 0, safe.sqrt(), x)
+    safe = mg.where(x.detach().numpy() > 0, x, 1.0)
+    y = mg.where(x.detach().numpy() > 0, safe.sqrt(), x)
     y.sum().backward()
-    assert np.allclose(x.grad.data, [1.0, 0.25])
+    assert np.allclose(x.grad.numpy(), [1.0, 0.25])
 
 
 def test_anomaly_mode_accepts_masks_and_trains_a_transformer_layer():
@@ -49,7 +49,7 @@ def test_anomaly_mode_accepts_masks_and_trains_a_transformer_layer():
     mask = nn.padding_mask(mg.tensor([[1, 2, 3, 0, 0], [1, 2, 3, 4, 5]]), 0)
     with mg.detect_anomaly():
         layer(x, mask).sum().backward()
-    assert np.isfinite(x.grad.data).all()
+    assert np.isfinite(x.grad.numpy()).all()
     assert not mg.is_anomaly_enabled()
 
 
@@ -128,7 +128,7 @@ def test_in_place_changes_that_backward_does_not_need_are_fine():
     y = x + c  # Add saves nothing
     c.add_(5.0)
     y.sum().backward()
-    assert np.array_equal(x.grad.data, np.ones(3, dtype=np.float32))
+    assert np.array_equal(x.grad.numpy(), np.ones(3, dtype=np.float32))
     # clone() gives a copy that can be changed freely
     z = x.clone()
     w = x * z.detach().clone()
@@ -176,30 +176,30 @@ def test_checkpoint_of_another_configuration_is_refused_and_the_model_kept(tmp_p
     small = Seq2SeqTransformer(TransformerConfig(10, 10, d_model=8, num_heads=2, d_ff=16))
     other = Seq2SeqTransformer(TransformerConfig(10, 12, d_model=8, num_heads=2, d_ff=32, num_decoder_layers=3))
     mg.save(small.state_dict(), tmp_path / "small.npz")
-    before = {k: v.data.copy() for k, v in other.state_dict().items()}
+    before = {k: v.detach().numpy().copy() for k, v in other.state_dict().items()}
     with pytest.raises(mg.ShapeError) as error:
         other.load_state_dict(mg.load(tmp_path / "small.npz"))
     message = str(error.value)
     assert "missing key 'decoder.layers.2" in message
     assert "'generator.weight': checkpoint has shape (10, 8), the model has (12, 8)" in message
     assert "feed_forward.linear1.weight" in message
-    assert all(np.array_equal(before[k], v.data) for k, v in other.state_dict().items())
+    assert all(np.array_equal(before[k], v.detach().numpy()) for k, v in other.state_dict().items())
 
 
 # ---- NaN that must not leak --------------------------------------------------------------------
 def test_minus_infinity_logits_stay_finite_where_the_math_is_finite():
     logits = mg.tensor([[0.0, float("-inf"), 2.0], [1.0, 1.0, float("-inf")]], requires_grad=True)
     out = logits.log_softmax(dim=-1)
-    finite = np.isfinite(logits.data)
-    assert np.isfinite(out.data[finite]).all() and np.isneginf(out.data[~finite]).all()
+    finite = np.isfinite(logits.detach().numpy())
+    assert np.isfinite(out.detach().numpy()[finite]).all() and np.isneginf(out.detach().numpy()[~finite]).all()
     (out.masked_fill(~mg.tensor(finite), 0.0) * mg.randn(2, 3)).sum().backward()
-    assert np.isfinite(logits.grad.data).all()
+    assert np.isfinite(logits.grad.numpy()).all()
 
     logits.grad = None
     loss = F.cross_entropy(logits, mg.tensor([2, 0]))
     loss.backward()
-    assert np.isfinite(loss.item()) and np.isfinite(logits.grad.data).all()
-    assert np.all(logits.grad.data[~finite] == 0)  # an impossible class gets no gradient
+    assert np.isfinite(loss.item()) and np.isfinite(logits.grad.numpy()).all()
+    assert np.all(logits.grad.numpy()[~finite] == 0)  # an impossible class gets no gradient
 
 
 def test_layer_norm_of_a_constant_row_is_finite():
@@ -207,16 +207,16 @@ def test_layer_norm_of_a_constant_row_is_finite():
     ln = nn.LayerNorm(6)
     y = ln(x)
     (y * mg.randn(2, 6)).sum().backward()
-    assert np.all(y.data == 0)  # (x - mean) = 0 exactly: output is the bias
+    assert np.all(y.detach().numpy() == 0)  # (x - mean) = 0 exactly: output is the bias
     for t in (x.grad, ln.weight.grad, ln.bias.grad):
-        assert np.isfinite(t.data).all()
+        assert np.isfinite(t.detach().numpy()).all()
 
 
 def test_label_smoothing_on_an_all_padding_batch_is_zero_not_nan():
     logits = mg.randn(4, 5, requires_grad=True)
     loss = F.cross_entropy(logits, mg.tensor([0, 0, 0, 0]), ignore_index=0, label_smoothing=0.1)
     loss.backward()
-    assert loss.item() == 0.0 and np.all(logits.grad.data == 0)
+    assert loss.item() == 0.0 and np.all(logits.grad.numpy() == 0)
 
 
 def test_fully_masked_attention_rows_give_zero_not_nan():
@@ -224,5 +224,5 @@ def test_fully_masked_attention_rows_give_zero_not_nan():
     mask = mg.tensor([[True, False, True], [False, False, False], [True, True, True]])
     out, weights = F.scaled_dot_product_attention_with_weights(q, q, q, attn_mask=mask)
     (out * mg.randn(*out.shape)).sum().backward()
-    assert np.all(out.data[:, :, 1] == 0) and np.all(weights.data[:, :, 1] == 0)
-    assert np.isfinite(q.grad.data).all()
+    assert np.all(out.detach().numpy()[:, :, 1] == 0) and np.all(weights.detach().numpy()[:, :, 1] == 0)
+    assert np.isfinite(q.grad.numpy()).all()

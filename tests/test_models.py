@@ -86,24 +86,24 @@ def test_padding_in_the_source_changes_nothing(float64):
     """The source pad positions are masked everywhere: what sits there cannot change the output."""
     model = seq2seq()
     src = mg.tensor(SRC)
-    a = model(src, mg.tensor(TGT_IN)).data
+    a = model(src, mg.tensor(TGT_IN)).detach().numpy()
     # the pad embedding row is zero and gets no gradient; make it nonzero: outputs must not change
     model.src_embed.weight.data[PAD] = 5.0
-    np.testing.assert_allclose(model(src, mg.tensor(TGT_IN)).data, a, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(model(src, mg.tensor(TGT_IN)).detach().numpy(), a, rtol=1e-12, atol=1e-12)
     loss = seq2seq_loss(model)
     loss.backward()
-    assert np.all(model.src_embed.weight.grad.data[PAD] == 0)
-    assert np.all(model.tgt_embed.weight.grad.data[PAD] == 0)
+    assert np.all(model.src_embed.weight.grad.numpy()[PAD] == 0)
+    assert np.all(model.tgt_embed.weight.grad.numpy()[PAD] == 0)
 
 
 def test_target_positions_do_not_see_the_future(float64):
     model = seq2seq()
     src, tgt = mg.tensor(SRC[:1]), TGT_IN[:1]
-    full = model(src, mg.tensor(tgt)).data
+    full = model(src, mg.tensor(tgt)).detach().numpy()
     changed = tgt.copy()
     changed[0, 2:] = [5, 5]
     # positions 0 and 1 see only tokens 0..1, which did not change
-    np.testing.assert_allclose(model(src, mg.tensor(changed)).data[:, :2], full[:, :2], rtol=1e-12)
+    np.testing.assert_allclose(model(src, mg.tensor(changed)).detach().numpy()[:, :2], full[:, :2], rtol=1e-12)
 
 
 # ---- weight tying ------------------------------------------------------------------------------------------
@@ -127,20 +127,20 @@ def test_tie_embeddings_shares_the_parameter():
 def test_tied_weight_gets_gradient_from_both_uses(float64):
     model = seq2seq(tie_embeddings=True)
     seq2seq_loss(model).backward()
-    tied = model.tgt_embed.weight.grad.data.copy()
+    tied = model.tgt_embed.weight.grad.numpy().copy()
     # the same loss with the output projection given its own copy of the weight separates the paths
     model.zero_grad()
-    projection = mg.tensor(model.generator.weight.data.copy(), requires_grad=True)
+    projection = mg.tensor(model.generator.weight.detach().numpy().copy(), requires_grad=True)
     src, tgt = mg.tensor(SRC), mg.tensor(TGT_IN)
     src_mask = model.src_mask(src)
     hidden = model.decode(tgt, model.encode(src, src_mask), src_mask, model.tgt_mask(tgt))
     logits = F.linear(hidden, projection, model.generator.bias)
     F.cross_entropy(logits.reshape(-1, 6), mg.tensor(TGT_OUT.reshape(-1)), ignore_index=PAD,
                     label_smoothing=0.1).backward()
-    lookup = model.tgt_embed.weight.grad.data
-    np.testing.assert_allclose(tied, lookup + projection.grad.data, rtol=1e-10, atol=1e-14)
+    lookup = model.tgt_embed.weight.grad.numpy()
+    np.testing.assert_allclose(tied, lookup + projection.grad.numpy(), rtol=1e-10, atol=1e-14)
     assert np.all(lookup[PAD] == 0)  # the lookup never trains the pad row ...
-    assert np.any(projection.grad.data[PAD] != 0)  # ... but the tied projection does (as in PyTorch)
+    assert np.any(projection.grad.numpy()[PAD] != 0)  # ... but the tied projection does (as in PyTorch)
 
 
 # ---- decoding -------------------------------------------------------------------------------------------------
@@ -157,8 +157,8 @@ def test_greedy_decode_with_cache_equals_without(seed):
     model = seq2seq(seed, tgt_vocab_size=4, norm_first=bool(seed % 2), tie_embeddings=seed == 2)
     model.train()  # decoding must switch to eval itself, and restore the mode
     src = random_source(rng)
-    cached = greedy_decode(model, src, max_len=9, bos_id=BOS, eos_id=EOS, use_cache=True).data
-    full = greedy_decode(model, src, max_len=9, bos_id=BOS, eos_id=EOS, use_cache=False).data
+    cached = greedy_decode(model, src, max_len=9, bos_id=BOS, eos_id=EOS, use_cache=True).detach().numpy()
+    full = greedy_decode(model, src, max_len=9, bos_id=BOS, eos_id=EOS, use_cache=False).detach().numpy()
     np.testing.assert_array_equal(cached, full)
     assert model.training
     assert cached.dtype == np.int64 and np.all(cached[:, 0] == BOS) and cached.shape[1] <= 9
@@ -172,13 +172,13 @@ def test_incremental_decoding_gives_the_teacher_forcing_logits(float64):
     model = seq2seq(3).eval()
     src = mg.tensor(SRC)
     tgt = np.array([[1, 4, 3, 5, 3], [1, 5, 4, 4, 3]])  # no padding in the target
-    full = model(src, mg.tensor(tgt)).data
+    full = model(src, mg.tensor(tgt)).detach().numpy()
     src_mask = model.src_mask(src)
     memory = model.encode(src, src_mask)
     cache = []
     for t in range(tgt.shape[1]):
         hidden = model.decode(mg.tensor(tgt[:, t:t + 1]), memory, src_mask, cache=cache, offset=t)
-        np.testing.assert_allclose(model.generator(hidden).data[:, 0], full[:, t], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(model.generator(hidden).detach().numpy()[:, 0], full[:, t], rtol=1e-10, atol=1e-12)
 
 
 def test_decoding_several_new_tokens_at_once_through_the_cache(float64):
@@ -186,22 +186,22 @@ def test_decoding_several_new_tokens_at_once_through_the_cache(float64):
     model = seq2seq(4).eval()
     src = mg.tensor(SRC)
     tgt = np.array([[1, 4, 3, 5, 3, 4], [1, 5, 4, 4, 3, 3]])
-    full = model(src, mg.tensor(tgt)).data
+    full = model(src, mg.tensor(tgt)).detach().numpy()
     src_mask = model.src_mask(src)
     memory = model.encode(src, src_mask)
     cache = []
     for start, stop in ((0, 3), (3, 4), (4, 6)):
         hidden = model.decode(mg.tensor(tgt[:, start:stop]), memory, src_mask, cache=cache, offset=start)
-        np.testing.assert_allclose(model.generator(hidden).data, full[:, start:stop], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(model.generator(hidden).detach().numpy(), full[:, start:stop], rtol=1e-10, atol=1e-12)
 
 
 def test_batched_greedy_decode_equals_one_sequence_at_a_time():
     model = seq2seq(5, tgt_vocab_size=4)
     src = random_source(np.random.default_rng(5))
-    batched = greedy_decode(model, src, max_len=8, bos_id=BOS, eos_id=EOS).data
+    batched = greedy_decode(model, src, max_len=8, bos_id=BOS, eos_id=EOS).detach().numpy()
     for b in range(len(src)):
         length = int((src[b] != PAD).sum())
-        alone = greedy_decode(model, src[b:b + 1, :length], max_len=8, bos_id=BOS, eos_id=EOS).data[0]
+        alone = greedy_decode(model, src[b:b + 1, :length], max_len=8, bos_id=BOS, eos_id=EOS).detach().numpy()[0]
         np.testing.assert_array_equal(batched[b, :len(alone)], alone)
         assert np.all(batched[b, len(alone):] == PAD)
 
@@ -216,7 +216,7 @@ def strip(row):
 def test_beam_search_of_width_one_is_greedy(seed):
     model = seq2seq(seed, tgt_vocab_size=4)
     src = random_source(np.random.default_rng(seed + 10))
-    greedy = greedy_decode(model, src, max_len=8, bos_id=BOS, eos_id=EOS).data
+    greedy = greedy_decode(model, src, max_len=8, bos_id=BOS, eos_id=EOS).detach().numpy()
     beams = beam_search(model, src, max_len=8, bos_id=BOS, eos_id=EOS, beam_size=1)
     assert beams == [strip(row) for row in greedy]
 
@@ -228,10 +228,10 @@ def test_beam_search_finds_a_sequence_at_least_as_likely_as_greedy():
     def log_prob(row, s):
         ids = np.array([row])
         logits = model.eval()(mg.tensor(src[s:s + 1]), mg.tensor(ids[:, :-1]))
-        logp = logits.log_softmax(dim=-1).data[0]
+        logp = logits.log_softmax(dim=-1).detach().numpy()[0]
         return sum(logp[t, ids[0, t + 1]] for t in range(len(row) - 1))
 
-    greedy = [strip(r) for r in greedy_decode(model, src, max_len=6, bos_id=BOS, eos_id=EOS).data]
+    greedy = [strip(r) for r in greedy_decode(model, src, max_len=6, bos_id=BOS, eos_id=EOS).detach().numpy()]
     beams = beam_search(model, src, max_len=6, bos_id=BOS, eos_id=EOS, beam_size=4, length_penalty=0.0)
     for s in range(2):
         assert beams[s][0] == BOS
@@ -246,12 +246,12 @@ def test_generate_with_cache_equals_without(seed):
     # a tiny vocabulary, so the model also emits the pad id as an ordinary token now and then
     model = gpt(seed, vocab_size=3, norm_first=seed % 2 == 0, tie_embeddings=seed < 2)
     prompt = rng.integers(1, 3, (3, 4))
-    cached = generate(model, prompt, max_new_tokens=10, use_cache=True).data
-    full = generate(model, prompt, max_new_tokens=10, use_cache=False).data
+    cached = generate(model, prompt, max_new_tokens=10, use_cache=True).detach().numpy()
+    full = generate(model, prompt, max_new_tokens=10, use_cache=False).detach().numpy()
     np.testing.assert_array_equal(cached, full)
     assert cached.shape == (3, 14) and np.array_equal(cached[:, :4], prompt)
-    with_eos = generate(model, prompt, max_new_tokens=10, eos_id=2, use_cache=True).data
-    np.testing.assert_array_equal(with_eos, generate(model, prompt, max_new_tokens=10, eos_id=2, use_cache=False).data)
+    with_eos = generate(model, prompt, max_new_tokens=10, eos_id=2, use_cache=True).detach().numpy()
+    np.testing.assert_array_equal(with_eos, generate(model, prompt, max_new_tokens=10, eos_id=2, use_cache=False).detach().numpy())
 
 
 def test_generate_emitting_the_pad_id_still_agrees():
@@ -260,8 +260,8 @@ def test_generate_emitting_the_pad_id_still_agrees():
     for seed in range(16):
         model = gpt(seed, vocab_size=3, tie_embeddings=seed % 2 == 0)
         prompt = np.random.default_rng(seed).integers(1, 3, (3, 4))
-        cached = generate(model, prompt, max_new_tokens=10).data
-        np.testing.assert_array_equal(cached, generate(model, prompt, max_new_tokens=10, use_cache=False).data)
+        cached = generate(model, prompt, max_new_tokens=10).detach().numpy()
+        np.testing.assert_array_equal(cached, generate(model, prompt, max_new_tokens=10, use_cache=False).detach().numpy())
         exercised += np.any(cached[:, 4:] == PAD)
     assert exercised >= 2  # the case did occur
 
@@ -269,16 +269,16 @@ def test_generate_emitting_the_pad_id_still_agrees():
 def test_gpt_incremental_logits_equal_full_forward(float64):
     model = gpt(4).eval()
     ids = np.array([[1, 4, 3, 5, 3, 4], [1, 5, 4, 4, 3, 3]])
-    full = model(mg.tensor(ids)).data
+    full = model(mg.tensor(ids)).detach().numpy()
     cache = []
-    first = model(mg.tensor(ids[:, :3]), cache=cache, offset=0).data  # a prompt of three, then one at a time
+    first = model(mg.tensor(ids[:, :3]), cache=cache, offset=0).detach().numpy()  # a prompt of three, then one at a time
     np.testing.assert_allclose(first, full[:, :3], rtol=1e-10, atol=1e-12)
     for t in range(3, ids.shape[1]):
-        step = model(mg.tensor(ids[:, t:t + 1]), cache=cache, offset=t).data
+        step = model(mg.tensor(ids[:, t:t + 1]), cache=cache, offset=t).detach().numpy()
         np.testing.assert_allclose(step[:, 0], full[:, t], rtol=1e-10, atol=1e-12)
     cache = []  # chunks of several new tokens: each still sees only itself and the left
     for start, stop in ((0, 2), (2, 5), (5, 6)):
-        chunk = model(mg.tensor(ids[:, start:stop]), cache=cache, offset=start).data
+        chunk = model(mg.tensor(ids[:, start:stop]), cache=cache, offset=start).detach().numpy()
         np.testing.assert_allclose(chunk, full[:, start:stop], rtol=1e-10, atol=1e-12)
 
 
@@ -287,7 +287,7 @@ def test_gpt_is_causal():
     ids = np.array([[1, 4, 3, 5, 3]])
     changed = ids.copy()
     changed[0, 3:] = [4, 4]
-    np.testing.assert_allclose(model(mg.tensor(changed)).data[:, :3], model(mg.tensor(ids)).data[:, :3], rtol=1e-6)
+    np.testing.assert_allclose(model(mg.tensor(changed)).detach().numpy()[:, :3], model(mg.tensor(ids)).detach().numpy()[:, :3], rtol=1e-6)
 
 
 def test_decoding_past_max_len_is_a_clear_error():
@@ -311,6 +311,6 @@ def test_models_train_a_few_steps_and_the_loss_falls():
         loss = seq2seq_loss(model)
         loss.backward()
         for p in params:
-            p.data -= 0.1 * p.grad.data
+            p.data -= 0.1 * p.grad.numpy()
         first = loss.item() if first is None else first
     assert np.isfinite(loss.item()) and loss.item() < 0.7 * first

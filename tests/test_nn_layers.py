@@ -39,7 +39,7 @@ def values_and_grads(fn, inputs, seed=1):
     out = fn(*inputs)
     upstream = np.random.default_rng(seed).standard_normal(out.shape)
     out.backward(upstream)
-    return out.data.copy(), [t.grad.data.copy() for t in inputs]
+    return out.detach().numpy().copy(), [t.grad.numpy().copy() for t in inputs]
 
 
 def assert_same(fn_a, fn_b, inputs, rtol=1e-10, atol=1e-12):
@@ -95,24 +95,24 @@ def test_embedding_gradient_accumulates_repeated_ids_and_skips_padding():
     weight = normal((5, 3))
     ids = np.array([[2, 0, 2], [2, 4, 0]])
     out = F.embedding(mg.tensor(ids), weight, padding_idx=0)
-    np.testing.assert_array_equal(out.data, weight.data[ids])
+    np.testing.assert_array_equal(out.detach().numpy(), weight.detach().numpy()[ids])
     upstream = np.random.default_rng(3).standard_normal(out.shape)
     out.backward(upstream)
     expected = np.zeros((5, 3))
     for (b, t), i in np.ndenumerate(ids):  # by hand: every occurrence adds its upstream gradient
         expected[i] += upstream[b, t]
     expected[0] = 0  # padding_idx gets no gradient
-    np.testing.assert_allclose(weight.grad.data, expected, rtol=1e-12)
-    assert np.all(weight.grad.data[[1, 3]] == 0)  # unused rows
+    np.testing.assert_allclose(weight.grad.numpy(), expected, rtol=1e-12)
+    assert np.all(weight.grad.numpy()[[1, 3]] == 0)  # unused rows
 
 
 def test_embedding_module_padding_row_is_zero_and_gets_zero_grad():
     layer = nn.Embedding(4, 3, padding_idx=-1).double()  # negative: counts from the end, as PyTorch
     assert layer.padding_idx == 3
-    assert np.all(layer.weight.data[3] == 0)
+    assert np.all(layer.weight.detach().numpy()[3] == 0)
     layer(mg.tensor([3, 3, 1])).sum().backward()
-    assert np.all(layer.weight.grad.data[3] == 0)
-    np.testing.assert_array_equal(layer.weight.grad.data[1], np.ones(3))
+    assert np.all(layer.weight.grad.numpy()[3] == 0)
+    np.testing.assert_array_equal(layer.weight.grad.numpy()[1], np.ones(3))
 
 
 def test_embedding_rejects_bad_ids():
@@ -146,7 +146,7 @@ def test_layer_norm_without_affine_or_without_bias_gradcheck(float64):
 
 def test_layer_norm_normalises():
     x = mg.tensor(np.random.default_rng(0).standard_normal((5, 7)) * 3 + 2, dtype=mg.float64)
-    y = nn.LayerNorm(7, eps=0.0).double()(x).data
+    y = nn.LayerNorm(7, eps=0.0).double()(x).detach().numpy()
     np.testing.assert_allclose(y.mean(axis=-1), 0, atol=1e-12)
     np.testing.assert_allclose(y.var(axis=-1), 1, rtol=1e-12)
 
@@ -156,9 +156,9 @@ def test_layer_norm_of_constant_rows_stays_finite(float64):
     layer.bias.data[...] = [0.1, 0.2, 0.3, 0.4]
     x = leaf(np.array([[2.0, 2.0, 2.0, 2.0], [1.0, -1.0, 0.5, 0.0]]))
     y = layer(x)
-    np.testing.assert_array_equal(y.data[0], layer.bias.data)  # x - mean is exactly 0
+    np.testing.assert_array_equal(y.detach().numpy()[0], layer.bias.detach().numpy())  # x - mean is exactly 0
     (y * mg.tensor(np.arange(8.0).reshape(2, 4))).sum().backward()
-    assert np.all(np.isfinite(x.grad.data)) and np.all(np.isfinite(layer.weight.grad.data))
+    assert np.all(np.isfinite(x.grad.numpy())) and np.all(np.isfinite(layer.weight.grad.numpy()))
     assert mg.gradcheck(lambda: layer(x), params(layer, x=x))
 
 
@@ -196,14 +196,14 @@ def test_dropout_gradcheck_with_a_repeated_mask():
         return F.dropout(x, 0.4, training=True)
 
     assert mg.gradcheck(fn, [x])
-    assert np.any(fn(x).data == 0)  # the mask does drop something here
+    assert np.any(fn(x).detach().numpy() == 0)  # the mask does drop something here
 
 
 def test_dropout_zeroes_with_probability_p_and_scales_by_one_over_keep():
     mg.manual_seed(0)
     x = mg.ones(200, 100)
     layer = nn.Dropout(0.3)
-    y = layer(x).data
+    y = layer(x).detach().numpy()
     kept = y != 0
     assert abs(1 - kept.mean() - 0.3) < 0.01
     np.testing.assert_allclose(y[kept], 1 / 0.7, rtol=1e-6)
@@ -211,22 +211,22 @@ def test_dropout_zeroes_with_probability_p_and_scales_by_one_over_keep():
     x = normal((3, 4))
     out = F.dropout(x, 0.5)
     out.backward(np.ones((3, 4)))
-    np.testing.assert_allclose(x.grad.data, (out.data != 0) * 2.0)  # gradient through the same mask
+    np.testing.assert_allclose(x.grad.numpy(), (out.detach().numpy() != 0) * 2.0)  # gradient through the same mask
 
 
 def test_dropout_is_identity_in_eval_and_reproducible_with_a_seed():
     layer = nn.Dropout(0.5)
     x = mg.randn(4, 6)
     layer.eval()
-    assert np.array_equal(layer(x).data, x.data)
+    assert np.array_equal(layer(x).detach().numpy(), x.detach().numpy())
     layer.train()
     mg.manual_seed(3)
-    a = layer(x).data
+    a = layer(x).detach().numpy()
     mg.manual_seed(3)
-    b = layer(x).data
-    assert np.array_equal(a, b) and not np.array_equal(a, x.data)
-    assert np.all(F.dropout(x, 1.0).data == 0)
-    assert np.array_equal(F.dropout(x, 0.0).data, x.data)
+    b = layer(x).detach().numpy()
+    assert np.array_equal(a, b) and not np.array_equal(a, x.detach().numpy())
+    assert np.all(F.dropout(x, 1.0).detach().numpy() == 0)
+    assert np.array_equal(F.dropout(x, 0.0).detach().numpy(), x.detach().numpy())
     with pytest.raises(ValueError, match="p"):
         nn.Dropout(1.5)
 
@@ -235,27 +235,27 @@ def test_dropout_is_identity_in_eval_and_reproducible_with_a_seed():
 def test_relu_gradcheck_and_values():
     x = off_zero((3, 4))
     assert mg.gradcheck(nn.ReLU(), [x])
-    np.testing.assert_array_equal(nn.ReLU()(x).data, np.maximum(x.data, 0))
+    np.testing.assert_array_equal(nn.ReLU()(x).detach().numpy(), np.maximum(x.detach().numpy(), 0))
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu_gradcheck_and_values(approximate):
     x = normal((3, 5), scale=2.0)
     assert mg.gradcheck(nn.GELU(approximate), [x])
-    v = x.data
+    v = x.detach().numpy()
     if approximate == "none":  # x * Phi(x), Phi from math.erf element by element
         expected = np.vectorize(lambda t: t * 0.5 * (1 + math.erf(t / math.sqrt(2))))(v)
     else:
         expected = 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3)))
-    np.testing.assert_allclose(nn.GELU(approximate)(x).data, expected, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(nn.GELU(approximate)(x).detach().numpy(), expected, rtol=1e-13, atol=1e-15)
 
 
 def test_gelu_far_tails_and_bad_argument():
     x = leaf(np.array([-40.0, -8.0, 8.0, 40.0]))
     y = F.gelu(x)
-    np.testing.assert_allclose(y.data, [0.0, 0.0, 8.0, 40.0], atol=1e-12)
+    np.testing.assert_allclose(y.detach().numpy(), [0.0, 0.0, 8.0, 40.0], atol=1e-12)
     y.sum().backward()
-    assert np.all(np.isfinite(x.grad.data))
+    assert np.all(np.isfinite(x.grad.numpy()))
     with pytest.raises(ValueError, match="approximate"):
         F.gelu(x, approximate="fast")
 
@@ -299,8 +299,8 @@ def test_cross_entropy_ignored_rows_get_zero_gradient_and_custom_ignore_index():
     target = mg.tensor([1, 0, 0, 2])
     loss = F.cross_entropy(logits, target, ignore_index=0, label_smoothing=0.1)
     loss.backward()
-    assert np.all(logits.grad.data[1:3] == 0)
-    expected = reference_cross_entropy(mg.tensor(logits.data), target.data, ignore_index=0, label_smoothing=0.1)
+    assert np.all(logits.grad.numpy()[1:3] == 0)
+    expected = reference_cross_entropy(mg.tensor(logits.detach().numpy()), target.detach().numpy(), ignore_index=0, label_smoothing=0.1)
     np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-12)
 
 
@@ -316,7 +316,7 @@ def test_cross_entropy_of_one_sample():
     logits = normal((5,))
     loss = F.cross_entropy(logits, mg.tensor(3), label_smoothing=0.2)
     assert loss.shape == ()
-    expected = reference_cross_entropy(mg.tensor(logits.data.reshape(1, 5)), np.array([3]), label_smoothing=0.2)
+    expected = reference_cross_entropy(mg.tensor(logits.detach().numpy().reshape(1, 5)), np.array([3]), label_smoothing=0.2)
     np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-12)
     assert mg.gradcheck(lambda z: F.cross_entropy(z, mg.tensor(3), label_smoothing=0.2), [logits])
     assert F.cross_entropy(logits, mg.tensor(3), reduction="none").shape == ()
@@ -328,8 +328,8 @@ def test_cross_entropy_with_spatial_dims_equals_flattened():
     assert mg.gradcheck(lambda x: F.cross_entropy(x, mg.tensor(target), label_smoothing=0.1), [logits])
     flat = lambda x: reference_cross_entropy(x.permute(0, 2, 1).reshape(6, 4), target.reshape(-1), label_smoothing=0.1)
     assert_same(lambda x: F.cross_entropy(x, mg.tensor(target), label_smoothing=0.1), flat, [logits])
-    none = F.cross_entropy(mg.tensor(logits.data), mg.tensor(target), reduction="none")
-    assert none.shape == (2, 3) and none.data[0, 2] == 0
+    none = F.cross_entropy(mg.tensor(logits.detach().numpy()), mg.tensor(target), reduction="none")
+    assert none.shape == (2, 3) and none.detach().numpy()[0, 2] == 0
 
 
 @pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
@@ -338,14 +338,14 @@ def test_cross_entropy_of_an_all_ignored_batch_is_zero_with_zero_grad(label_smoo
     loss = F.cross_entropy(logits, mg.tensor([-100, -100, -100]), label_smoothing=label_smoothing)
     assert loss.item() == 0.0 and np.isfinite(loss.item())
     loss.backward()
-    assert np.all(logits.grad.data == 0)
+    assert np.all(logits.grad.numpy() == 0)
 
 
 def test_cross_entropy_is_stable_for_huge_logits():
     logits = leaf(np.array([[1e4, 0.0, -1e4], [0.0, 1e4, 1e4]]))
     loss = F.cross_entropy(logits, mg.tensor([0, 1]), label_smoothing=0.1)
     loss.backward()
-    assert np.isfinite(loss.item()) and np.all(np.isfinite(logits.grad.data))
+    assert np.isfinite(loss.item()) and np.all(np.isfinite(logits.grad.numpy()))
 
 
 def test_cross_entropy_bad_inputs():
@@ -364,7 +364,7 @@ def test_mse_loss_gradcheck_and_value():
     x, y = normal((3, 4)), normal((3, 4), seed=1)
     for reduction in ("mean", "sum", "none"):
         assert mg.gradcheck(lambda a, b: F.mse_loss(a, b, reduction=reduction), [x, y])
-    np.testing.assert_allclose(F.mse_loss(x, y).item(), np.mean((x.data - y.data) ** 2), rtol=1e-12)
+    np.testing.assert_allclose(F.mse_loss(x, y).item(), np.mean((x.detach().numpy() - y.detach().numpy()) ** 2), rtol=1e-12)
     with pytest.raises(mg.ShapeError):
         F.mse_loss(x, mg.zeros(4, 3, dtype=mg.float64))
 
@@ -376,8 +376,8 @@ def test_linear_default_init_is_uniform_within_one_over_sqrt_fan_in():
     bound = 1 / math.sqrt(64)
     for p in (layer.weight, layer.bias):
         assert p.dtype == np.float32
-        assert np.all(np.abs(p.data) <= bound)
-    w = layer.weight.data
+        assert np.all(np.abs(p.detach().numpy()) <= bound)
+    w = layer.weight.detach().numpy()
     assert abs(w.std() - bound / math.sqrt(3)) < 0.02 * bound  # U(-a, a) has std a / sqrt(3)
     assert abs(w.mean()) < 0.02 * bound
     assert np.abs(w).max() > 0.99 * bound  # it does fill the whole interval
@@ -385,11 +385,11 @@ def test_linear_default_init_is_uniform_within_one_over_sqrt_fan_in():
 
 def test_embedding_and_layer_norm_default_init():
     mg.manual_seed(0)
-    w = nn.Embedding(1000, 64).weight.data
+    w = nn.Embedding(1000, 64).weight.detach().numpy()
     assert abs(w.mean()) < 0.01 and abs(w.std() - 1) < 0.01
     norm = nn.LayerNorm(6)
-    np.testing.assert_array_equal(norm.weight.data, np.ones(6))
-    np.testing.assert_array_equal(norm.bias.data, np.zeros(6))
+    np.testing.assert_array_equal(norm.weight.detach().numpy(), np.ones(6))
+    np.testing.assert_array_equal(norm.bias.detach().numpy(), np.zeros(6))
     assert nn.LayerNorm(6, elementwise_affine=False).weight is None
 
 
@@ -398,7 +398,7 @@ def test_xavier_uniform_bound():
     w = nn.Linear(30, 50).weight
     nn.init.xavier_uniform_(w)
     a = math.sqrt(6 / (30 + 50))
-    assert np.all(np.abs(w.data) <= a) and np.abs(w.data).max() > 0.98 * a
+    assert np.all(np.abs(w.detach().numpy()) <= a) and np.abs(w.detach().numpy()).max() > 0.98 * a
 
 
 def test_kaiming_uniform_uses_the_gain_of_its_nonlinearity():
@@ -410,7 +410,7 @@ def test_kaiming_uniform_uses_the_gain_of_its_nonlinearity():
     w = nn.Linear(30, 50).weight
     nn.init.kaiming_uniform_(w, nonlinearity="linear")
     bound = math.sqrt(3 / 30)
-    assert np.all(np.abs(w.data) <= bound) and np.abs(w.data).max() > 0.98 * bound
+    assert np.all(np.abs(w.detach().numpy()) <= bound) and np.abs(w.detach().numpy()).max() > 0.98 * bound
 
 
 def test_float32_stays_float32():

@@ -41,7 +41,7 @@ class Tied(nn.Module):
 
 def arrays(module):
     """A deep copy of every array in the state dict (to compare before and after)."""
-    return {k: v.data.copy() for k, v in module.state_dict().items()}
+    return {k: v.detach().numpy().copy() for k, v in module.state_dict().items()}
 
 
 # ---- registration ---------------------------------------------------------------------------------
@@ -66,7 +66,7 @@ def test_reassignment_moves_between_registries_and_none_keeps_the_slot():
     assert [n for n, _ in m.named_parameters()] == ["weight"]
     assert list(m.state_dict()) == ["weight"]
     m.weight = nn.Parameter(mg.zeros(2, 2))
-    assert np.all(m.weight.data == 0)
+    assert np.all(m.weight.detach().numpy() == 0)
     m.extra = nn.ReLU()
     assert "extra" in m._modules
     del m.extra
@@ -86,7 +86,7 @@ def test_assigning_a_plain_value_over_registered_state_is_an_error():
         m.running = 3.0
     assert [n for n, _ in m.named_parameters()][:3] == ["scale", "fc.weight", "fc.bias"]
     m.running = mg.ones(3)  # a buffer takes any tensor
-    assert "running" in m.state_dict() and np.all(m.state_dict()["running"].data == 1)
+    assert "running" in m.state_dict() and np.all(m.state_dict()["running"].detach().numpy() == 1)
     m.running = nn.Parameter(mg.zeros(3))  # a buffer turned parameter moves registry, as PyTorch
     assert "running" in m._parameters and "running" not in m._buffers
     assert [n for n, _ in m.named_buffers()] == ["scratch"]
@@ -134,7 +134,7 @@ def test_a_shared_submodule_is_listed_once():
     assert [n for n, _ in seq.named_parameters(remove_duplicate=False)] == list(seq.state_dict())
     other = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2))
     other.load_state_dict(seq.state_dict())
-    np.testing.assert_array_equal(other[2].weight.data, lin.weight.data)
+    np.testing.assert_array_equal(other[2].weight.detach().numpy(), lin.weight.detach().numpy())
 
 
 # ---- weight tying -----------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ def test_tied_weight_is_one_parameter_listed_once_but_saved_under_both_names():
     assert len(list(m.parameters())) == 2
     state = m.state_dict()
     assert list(state) == ["embed.weight", "proj.weight", "proj.bias"]
-    assert np.shares_memory(state["embed.weight"].data, state["proj.weight"].data)
+    assert np.shares_memory(state["embed.weight"].detach().numpy(), state["proj.weight"].detach().numpy())
 
 
 def test_tied_weight_receives_the_sum_of_both_gradients():
@@ -154,18 +154,18 @@ def test_tied_weight_receives_the_sum_of_both_gradients():
     ids = mg.tensor([[0, 3, 3, 1]])
     m(ids).sum().backward()
     # by hand: out = E[ids] W^T + b with W = E, loss = sum(out)
-    E = m.embed.weight.data
-    onehot = np.eye(5)[ids.data[0]]  # (4, 5)
+    E = m.embed.weight.detach().numpy()
+    onehot = np.eye(5)[ids.detach().numpy()[0]]  # (4, 5)
     grad_via_proj = np.ones((4, 5)).T @ (onehot @ E)  # dL/dW = g^T x
     grad_via_embed = onehot.T @ (np.ones((4, 5)) @ E)  # dL/dE[ids] = g W
-    np.testing.assert_allclose(m.embed.weight.grad.data, grad_via_proj + grad_via_embed, rtol=1e-12)
+    np.testing.assert_allclose(m.embed.weight.grad.numpy(), grad_via_proj + grad_via_embed, rtol=1e-12)
 
 
 def test_tied_state_dict_round_trip():
     a, b = Tied(), Tied()
     b.load_state_dict(a.state_dict())
     assert b.proj.weight is b.embed.weight
-    np.testing.assert_array_equal(b.embed.weight.data, a.embed.weight.data)
+    np.testing.assert_array_equal(b.embed.weight.detach().numpy(), a.embed.weight.detach().numpy())
 
 
 # ---- modes and gradients ------------------------------------------------------------------------------
@@ -192,9 +192,9 @@ def test_gradients_accumulate_until_zero_grad():
     m = nn.Linear(3, 2).double()
     x = mg.randn(4, 3, dtype=mg.float64)
     m(x).sum().backward()
-    first = m.weight.grad.data.copy()
+    first = m.weight.grad.numpy().copy()
     m(x).sum().backward()
-    np.testing.assert_allclose(m.weight.grad.data, 2 * first)
+    np.testing.assert_allclose(m.weight.grad.numpy(), 2 * first)
 
 
 # ---- state dicts ------------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ def test_state_dict_holds_parameters_and_persistent_buffers_only():
     ]
     assert "scratch" not in state  # persistent=False
     assert not any(v.requires_grad for v in state.values())  # detached, as in PyTorch
-    assert np.shares_memory(state["fc.weight"].data, m.fc.weight.data)
+    assert np.shares_memory(state["fc.weight"].detach().numpy(), m.fc.weight.detach().numpy())
 
 
 def test_load_state_dict_copies_values_in_place():
@@ -218,23 +218,23 @@ def test_load_state_dict_copies_values_in_place():
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert b.fc.weight is weight  # the same Parameter object, new values
     for key, value in a.state_dict().items():
-        np.testing.assert_array_equal(b.state_dict()[key].data, value.data)
+        np.testing.assert_array_equal(b.state_dict()[key].detach().numpy(), value.detach().numpy())
     # a copy, not shared memory: changing a afterwards does not change b
     a.fc.weight.data[...] = 7
-    assert not np.any(b.fc.weight.data == 7)
+    assert not np.any(b.fc.weight.detach().numpy() == 7)
 
 
 def test_load_state_dict_accepts_numpy_arrays():
     m = nn.Linear(2, 3)
     m.load_state_dict({"weight": np.arange(6.0).reshape(3, 2), "bias": np.zeros(3)})
-    np.testing.assert_array_equal(m.weight.data, np.arange(6.0).reshape(3, 2))
+    np.testing.assert_array_equal(m.weight.detach().numpy(), np.arange(6.0).reshape(3, 2))
     assert m.weight.dtype == np.float32  # cast to the model's dtype
 
 
 def test_strict_load_lists_every_problem_in_one_error_and_changes_nothing():
     m = Block()
     before = arrays(m)
-    state = {k: v.data.copy() + 1 for k, v in m.state_dict().items()}
+    state = {k: v.detach().numpy().copy() + 1 for k, v in m.state_dict().items()}
     del state["fc.bias"]  # missing
     state["head.1.weight"] = np.zeros(2)  # unexpected
     state["head.0.weight"] = np.zeros((4, 2))  # wrong shape (model has (2, 4))
@@ -266,8 +266,8 @@ def test_non_strict_load_returns_missing_and_unexpected_keys():
     missing, unexpected = m.load_state_dict(state, strict=False)
     assert unexpected == ["not.a.key"]
     assert sorted(missing) == sorted(k for k in before if k != "fc.weight")
-    np.testing.assert_array_equal(m.fc.weight.data, 0.5)
-    np.testing.assert_array_equal(m.fc.bias.data, before["fc.bias"])
+    np.testing.assert_array_equal(m.fc.weight.detach().numpy(), 0.5)
+    np.testing.assert_array_equal(m.fc.bias.detach().numpy(), before["fc.bias"])
 
 
 # ---- printing, containers, dtype ------------------------------------------------------------------------
@@ -287,7 +287,7 @@ def test_sequential_calls_in_order_and_indexes():
     seq = nn.Sequential(first, nn.ReLU(), second)
     x = mg.randn(5, 3)
     expected = second(first(x).relu())
-    np.testing.assert_allclose(seq(x).data, expected.data, rtol=1e-6)
+    np.testing.assert_allclose(seq(x).detach().numpy(), expected.detach().numpy(), rtol=1e-6)
     assert len(seq) == 3 and seq[0] is first and seq[-1] is second
     assert list(seq) == [first, seq[1], second]
     tail = seq[1:]
@@ -357,6 +357,6 @@ def test_names_match_torch():
     # a state dict moves across: torch's arrays load into minigrad's modules
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
-    ours_out = ours[:3](mg.tensor(x)).data
+    ours_out = ours[:3](mg.tensor(x)).detach().numpy()
     theirs_out = theirs[:3](torch.from_numpy(x)).detach().numpy()
     np.testing.assert_allclose(ours_out, theirs_out, rtol=1e-5, atol=1e-6)

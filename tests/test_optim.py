@@ -34,7 +34,7 @@ def run(make_optimizer, dtype=np.float64, grads=GRADS, p0=P0):
     for g in grads:
         p.grad = mg.tensor(g.astype(dtype))
         opt.step()
-        trajectory.append(p.data.copy())
+        trajectory.append(p.detach().numpy().copy())
     return np.array(trajectory), p, opt
 
 
@@ -102,9 +102,9 @@ def test_sgd_momentum_by_hand():
     opt = optim.SGD([p], lr=0.1, momentum=0.9)
     p.grad = mg.tensor([1.0], dtype=mg.float64)
     opt.step()
-    assert p.data[0] == pytest.approx(0.9)
+    assert p.detach().numpy()[0] == pytest.approx(0.9)
     opt.step()
-    assert p.data[0] == pytest.approx(0.71)
+    assert p.detach().numpy()[0] == pytest.approx(0.71)
     assert opt.state[p]["momentum_buffer"][0] == pytest.approx(1.9)
 
 
@@ -126,7 +126,7 @@ def test_adam_first_step_moves_each_entry_by_lr():
     p = mg.tensor([1.0, 1.0, 1.0], dtype=mg.float64, requires_grad=True)
     p.grad = mg.tensor([5.0, -0.001, 0.0], dtype=mg.float64)
     optim.Adam([p], lr=0.1).step()
-    np.testing.assert_allclose(p.data, [0.9, 1.1, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(p.detach().numpy(), [0.9, 1.1, 1.0], rtol=1e-6)
 
 
 def test_adamw_and_adam_differ_only_by_where_decay_goes():
@@ -146,7 +146,7 @@ def test_adamw_and_adam_differ_only_by_where_decay_goes():
 ])
 def test_float32_stays_float32(make):
     trajectory, p, opt = run(make, dtype=np.float32)
-    assert trajectory.dtype == np.float32 and p.data.dtype == np.float32
+    assert trajectory.dtype == np.float32 and p.detach().numpy().dtype == np.float32
     for value in opt.state[p].values():
         if isinstance(value, np.ndarray):
             assert value.dtype == np.float32
@@ -158,11 +158,11 @@ def test_float32_stays_float32(make):
 
 def test_updates_happen_in_place():
     p = mg.tensor(P0, requires_grad=True)
-    array = p.data
+    array = p.detach().numpy()
     for opt in (optim.SGD([p], lr=0.1, momentum=0.9), optim.Adam([p]), optim.AdamW([p])):
         p.grad = mg.tensor(GRADS[0])
         opt.step()
-        assert p.data is array
+        assert p.detach().numpy() is array
 
 
 def test_params_without_grad_are_skipped():
@@ -173,7 +173,7 @@ def test_params_without_grad_are_skipped():
         a.grad = mg.tensor([1.0, 1.0])
         b.grad = None
         opt.step()
-        np.testing.assert_array_equal(b.data, [3.0, 4.0])
+        np.testing.assert_array_equal(b.detach().numpy(), [3.0, 4.0])
         assert b not in opt.state
 
 
@@ -188,7 +188,7 @@ def test_training_through_backward_converges():
             loss = ((w - mg.tensor(target)) ** 2).sum()
             loss.backward()
             opt.step()
-        np.testing.assert_allclose(w.data, target, atol=1e-2)
+        np.testing.assert_allclose(w.detach().numpy(), target, atol=1e-2)
 
 
 def test_step_closure_returns_the_loss():
@@ -204,7 +204,7 @@ def test_step_closure_returns_the_loss():
     with mg.no_grad():  # the closure still runs with grad enabled
         loss = opt.step(closure)
     assert loss.item() == 4.0
-    assert w.data[0] == 2.0 - 0.25 * 4.0
+    assert w.detach().numpy()[0] == 2.0 - 0.25 * 4.0
 
 
 # ---- param groups -----------------------------------------------------------------------------
@@ -215,8 +215,8 @@ def test_param_groups_have_their_own_lr():
     for g in GRADS:
         a.grad, b.grad = mg.tensor(g), mg.tensor(g)
         opt.step()
-    np.testing.assert_allclose(a.data, sgd_reference(lr=0.1, momentum=0.9)[-1], rtol=1e-13)
-    np.testing.assert_allclose(b.data, sgd_reference(lr=0.01, momentum=0.9)[-1], rtol=1e-13)
+    np.testing.assert_allclose(a.detach().numpy(), sgd_reference(lr=0.1, momentum=0.9)[-1], rtol=1e-13)
+    np.testing.assert_allclose(b.detach().numpy(), sgd_reference(lr=0.01, momentum=0.9)[-1], rtol=1e-13)
     assert [g["lr"] for g in opt.param_groups] == [0.1, 0.01]
     assert opt.param_groups[1]["momentum"] == 0.9  # filled in from the defaults
 
@@ -229,7 +229,7 @@ def test_add_param_group():
     assert len(opt.param_groups) == 2 and opt.param_groups[1]["eps"] == 1e-8
     a.grad, b.grad = mg.tensor([1.0]), mg.tensor([1.0])
     opt.step()
-    np.testing.assert_allclose([a.data[0], b.data[0]], [0.9, 0.5], rtol=1e-6)
+    np.testing.assert_allclose([a.detach().numpy()[0], b.detach().numpy()[0]], [0.9, 0.5], rtol=1e-6)
     with pytest.raises(ValueError, match="more than one parameter group"):
         opt.add_param_group({"params": [a]})
     with pytest.raises(ValueError, match="-1"):
@@ -287,12 +287,12 @@ def test_zero_grad():
     (a * a).sum().backward()
     opt.zero_grad(set_to_none=False)
     assert b.grad is None
-    np.testing.assert_array_equal(a.grad.data, [0.0, 0.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 0.0])
     assert a.grad.dtype == np.float32
     opt.zero_grad()
     assert a.grad is None and b.grad is None
     (a * b).sum().backward()  # gradients start afresh
-    np.testing.assert_array_equal(a.grad.data, [3.0, 3.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 3.0])
 
 
 # ---- state_dict -------------------------------------------------------------------------------
@@ -326,9 +326,9 @@ def test_state_dict_layout_is_pytorchs():
     assert sd["state"][0]["step"] == 1
     assert isinstance(sd["state"][0]["exp_avg"], mg.Tensor)
     # a copy: later steps leave the saved dict alone
-    saved = sd["state"][0]["exp_avg"].data.copy()
+    saved = sd["state"][0]["exp_avg"].detach().numpy().copy()
     opt.step()
-    np.testing.assert_array_equal(sd["state"][0]["exp_avg"].data, saved)
+    np.testing.assert_array_equal(sd["state"][0]["exp_avg"].detach().numpy(), saved)
 
 
 @pytest.mark.parametrize("through_file", [False, True])
@@ -336,7 +336,7 @@ def test_state_dict_round_trip_resumes_identically(tmp_path, through_file):
     params, opt = _two_group_adam()
     _feed(params, opt, slice(0, 3))
     sd = opt.state_dict()
-    weights = [p.data.copy() for p in params]
+    weights = [p.detach().numpy().copy() for p in params]
     if through_file:
         mg.save({"optimizer": sd}, tmp_path / "opt.ckpt")
         sd = mg.load(tmp_path / "opt.ckpt")["optimizer"]
@@ -351,20 +351,20 @@ def test_state_dict_round_trip_resumes_identically(tmp_path, through_file):
     _feed(params, opt, slice(3, 5))
     _feed(resumed_params, resumed, slice(3, 5))
     for p, q in zip(params, resumed_params):
-        assert p.data.tobytes() == q.data.tobytes()
+        assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
 
 
 def test_sgd_state_dict_round_trip():
     p = mg.tensor(P0, requires_grad=True)
     opt = optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True)
     _feed([p], opt, slice(0, 2))
-    q = mg.tensor(p.data.copy(), requires_grad=True)
+    q = mg.tensor(p.detach().numpy().copy(), requires_grad=True)
     other = optim.SGD([q], lr=0.5, momentum=0.1)
     other.load_state_dict(opt.state_dict())
     assert other.param_groups[0]["nesterov"] is True
     _feed([p], opt, slice(2, 5))
     _feed([q], other, slice(2, 5))
-    assert p.data.tobytes() == q.data.tobytes()
+    assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
 
 
 def test_load_state_dict_checks_before_changing_anything():
@@ -511,19 +511,19 @@ def test_clip_grad_norm_scales_to_max_norm():
     total = clip_grad_norm_([a, b, c, unused], max_norm=6.5)
     assert isinstance(total, mg.Tensor) and total.item() == pytest.approx(13.0)  # sqrt(9 + 16 + 144)
     coef = 6.5 / (13.0 + 1e-6)
-    np.testing.assert_allclose(a.grad.data, [3 * coef, 4 * coef], rtol=1e-6)
-    np.testing.assert_allclose(b.grad.data, [12 * coef], rtol=1e-6)
+    np.testing.assert_allclose(a.grad.numpy(), [3 * coef, 4 * coef], rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), [12 * coef], rtol=1e-6)
     assert a.grad.dtype == np.float32 and unused.grad is None
-    norm = math.sqrt(sum(float((p.grad.data.astype(np.float64) ** 2).sum()) for p in (a, b, c)))
+    norm = math.sqrt(sum(float((p.grad.numpy().astype(np.float64) ** 2).sum()) for p in (a, b, c)))
     assert norm == pytest.approx(6.5, rel=1e-6)
 
 
 def test_clip_grad_norm_leaves_small_gradients_alone():
     a, b = _with_grads([0.1, -0.2], [0.3])
-    before = [a.grad.data.copy(), b.grad.data.copy()]
+    before = [a.grad.numpy().copy(), b.grad.numpy().copy()]
     total = clip_grad_norm_([a, b], max_norm=1.0)
     assert total.item() == pytest.approx(math.sqrt(0.14), rel=1e-6)
-    assert a.grad.data.tobytes() == before[0].tobytes() and b.grad.data.tobytes() == before[1].tobytes()
+    assert a.grad.numpy().tobytes() == before[0].tobytes() and b.grad.numpy().tobytes() == before[1].tobytes()
 
 
 def test_clip_grad_norm_other_norms():
@@ -532,7 +532,7 @@ def test_clip_grad_norm_other_norms():
     assert clip_grad_norm_([a, b], max_norm=100.0, norm_type=1).item() == 19.0
     total = clip_grad_norm_([a, b], max_norm=2.0, norm_type="inf")
     assert total.item() == 12.0
-    np.testing.assert_allclose(b.grad.data, [-12.0 * 2.0 / (12.0 + 1e-6)], rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), [-12.0 * 2.0 / (12.0 + 1e-6)], rtol=1e-12)
     single = _with_grads([6.0, 8.0])[0]
     assert clip_grad_norm_(single, 5.0).item() == pytest.approx(10.0)  # a single Tensor is accepted
     assert clip_grad_norm_([mg.zeros(2, requires_grad=True)], 1.0).item() == 0.0  # no gradients at all
@@ -542,10 +542,10 @@ def test_clip_grad_norm_nonfinite():
     a, = _with_grads([1.0, float("inf")])
     with pytest.raises(RuntimeError, match="non-finite|inf"):
         clip_grad_norm_([a], 1.0, error_if_nonfinite=True)
-    np.testing.assert_array_equal(a.grad.data, [1.0, float("inf")])  # the error changed nothing
+    np.testing.assert_array_equal(a.grad.numpy(), [1.0, float("inf")])  # the error changed nothing
     total = clip_grad_norm_([a], 1.0)  # scaled by 1 / inf = 0, as PyTorch does: inf * 0 is NaN
     assert math.isinf(total.item())
-    assert a.grad.data[0] == 0.0 and np.isnan(a.grad.data[1])
+    assert a.grad.numpy()[0] == 0.0 and np.isnan(a.grad.numpy()[1])
 
 
 # ---- PyTorch as a second oracle ---------------------------------------------------------------
@@ -595,4 +595,4 @@ def test_schedules_and_clipping_against_torch():
         theirs_total = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type)
         assert ours_total.item() == pytest.approx(theirs_total.item(), rel=1e-6)
         for o, t in zip(ours, theirs):
-            np.testing.assert_allclose(o.grad.data, t.grad.numpy(), rtol=1e-6)
+            np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-6)

@@ -77,14 +77,14 @@ def compare(fn, *arrays, dtype=np.float64, seed=0, rtol=None, atol=None):
         assert m.shape == tuple(t.shape), f"output {k}: shape {m.shape} vs torch {tuple(t.shape)}"
         assert m.dtype == torch_dtype_as_numpy(t.dtype), f"output {k}: dtype {m.dtype} vs torch {t.dtype}"
         assert m.requires_grad == t.requires_grad, f"output {k}: requires_grad differs"
-        np.testing.assert_allclose(m.data, t.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"output {k}")
+        np.testing.assert_allclose(m.detach().numpy(), t.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"output {k}")
     for k, (m, t) in enumerate(zip(m_inputs, t_inputs)):
         if t.grad is None:
-            assert m.grad is None or not np.any(m.grad.data), f"input {k}: torch has no gradient"
+            assert m.grad is None or not np.any(m.grad.numpy()), f"input {k}: torch has no gradient"
             continue
         assert m.grad is not None, f"input {k}: no gradient, torch has one"
         assert m.grad.shape == m.shape and m.grad.dtype == m.dtype
-        np.testing.assert_allclose(m.grad.data, t.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"grad of input {k}")
+        np.testing.assert_allclose(m.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"grad of input {k}")
 
 
 def normal(*shape, seed=0):
@@ -206,7 +206,7 @@ def test_dtype_promotion(name):
     m, t = PROMOTION[name](mg), PROMOTION[name](torch)
     assert m.dtype == torch_dtype_as_numpy(t.dtype), f"{name}: {m.dtype} vs torch {t.dtype}"
     assert m.shape == tuple(t.shape)
-    np.testing.assert_allclose(m.data, t.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(m.detach().numpy(), t.numpy(), rtol=1e-6)
 
 
 CREATION = {
@@ -270,7 +270,7 @@ def test_creation(name):
         return
     assert m.dtype == torch_dtype_as_numpy(t.dtype), f"{name}: {m.dtype} vs torch {t.dtype}"
     assert m.shape == tuple(t.shape)
-    np.testing.assert_array_equal(m.data, t.numpy())
+    np.testing.assert_array_equal(m.detach().numpy(), t.numpy())
     assert not m.requires_grad and m.is_leaf
 
 
@@ -283,7 +283,7 @@ def test_requires_grad_argument_and_defaults():
 
 def test_tensor_attributes():
     m = mg.tensor(normal(2, 3, 4).astype(np.float32))
-    t = torch.tensor(m.data)
+    t = torch.tensor(m.detach().numpy())
     assert m.ndim == t.ndim and m.dim() == t.dim() and m.numel() == t.numel()
     assert tuple(m.size()) == tuple(t.size()) and m.size(-1) == t.size(-1) and m.size(1) == t.size(dim=1)
     assert len(m) == len(t)
@@ -604,7 +604,7 @@ def test_softmax_large_and_masked_inputs(op):
     inf = float("inf")
     x = np.array([[-inf, 2.0, -inf, -inf], [0.5, -1.0, 3.0, 0.0]])
     m, t = getattr(mg.tensor(x), op)(-1), getattr(torch.tensor(x), op)(-1)
-    np.testing.assert_array_equal(m.data, t.numpy())
+    np.testing.assert_array_equal(m.detach().numpy(), t.numpy())
     compare(lambda lib, x: getattr(x.masked_fill(idx(lib, np.isinf(x.detach().numpy())), -inf), op)(-1)[:, 1],
             np.where(np.isinf(x), 0.0, x))
 

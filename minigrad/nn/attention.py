@@ -44,7 +44,7 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
             raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal=True, not both")
         allowed = np.tri(T, S, dtype=bool)
     elif attn_mask is not None:
-        mask = attn_mask.data if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+        mask = attn_mask._array if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
         try:
             shape = np.broadcast_shapes(mask.shape, scores.shape)
         except ValueError:
@@ -161,14 +161,14 @@ class MultiHeadAttention(Module):
                     k = ops.cat([cache["k"], k], dim=2)
                     v = ops.cat([cache["v"], v], dim=2)
                 cache["k"], cache["v"] = k, v
-        if mask is not None and np.ndim(mask.data if isinstance(mask, Tensor) else mask) == 3:
+        if mask is not None and np.ndim(mask._array if isinstance(mask, Tensor) else mask) == 3:
             # (B, T, S) -> (B, 1, T, S): the same mask for every head
             mask = mask.unsqueeze(1) if isinstance(mask, Tensor) else np.asarray(mask)[:, None]
         out, weights = scaled_dot_product_attention_with_weights(
             q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0, is_causal=is_causal
         )
         if self.keep_weights:  # for plotting (minigrad.viz.attention_weights); detached, holds no graph
-            self.last_weights = weights.data
+            self.last_weights = weights._array
         B, _, T, _ = out.shape
         out = out.transpose(1, 2).reshape(B, T, self.num_heads * self.d_v)  # (B, h, T, d_v) -> (B, T, h * d_v)
         return self.out_proj(out), (weights if need_weights else None)

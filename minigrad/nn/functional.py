@@ -38,7 +38,7 @@ def linear(input, weight, bias=None):
 
 def embedding(input, weight, padding_idx=None):
     """Rows of `weight` for the integer ids in `input`; output shape input.shape + (embedding_dim,)."""
-    ids = input.data if isinstance(input, Tensor) else np.asarray(input)
+    ids = input._array if isinstance(input, Tensor) else np.asarray(input)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: token ids must be integers, got dtype {ids.dtype}")
     vocab = weight.shape[0]
@@ -98,7 +98,7 @@ def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoo
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    target_data = target.data if isinstance(target, Tensor) else np.asarray(target)
+    target_data = target._array if isinstance(target, Tensor) else np.asarray(target)
     if target_data.dtype.kind not in "iu":
         raise TypeError(f"cross_entropy: target must hold integer class ids, got dtype {target_data.dtype}")
     if input.ndim == 1:  # one sample: (C,) with a scalar target

@@ -15,7 +15,7 @@ def _fans(tensor):
 
 
 def _fill(tensor, values):
-    tensor.data[...] = values
+    tensor._array[...] = values
     tensor._bump_version()
     return tensor
 

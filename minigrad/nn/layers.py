@@ -56,7 +56,7 @@ class Embedding(Module):
     def reset_parameters(self):
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            self.weight._array[self.padding_idx] = 0
 
     def forward(self, ids):
         return F.embedding(ids, self.weight, self.padding_idx)

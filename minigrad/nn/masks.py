@@ -22,11 +22,11 @@ def causal_mask(T, S=None, offset=0):
 
 def padding_mask(ids, pad_id):
     """(B, 1, 1, S) bool from token ids (B, S): True at real tokens, False at padding."""
-    data = ids.data if isinstance(ids, Tensor) else np.asarray(ids)
+    data = ids._array if isinstance(ids, Tensor) else np.asarray(ids)
     return Tensor._make((data != pad_id)[:, None, None, :])
 
 
 def padding_mask_from_lengths(lengths, max_len):
     """(B, 1, 1, max_len) bool: True at the first lengths[b] positions of sequence b."""
-    data = lengths.data if isinstance(lengths, Tensor) else np.asarray(lengths)
+    data = lengths._array if isinstance(lengths, Tensor) else np.asarray(lengths)
     return Tensor._make((np.arange(max_len)[None, :] < data[:, None])[:, None, None, :])

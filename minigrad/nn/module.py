@@ -182,7 +182,7 @@ class Module:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad.data[...] = 0
+                p.grad._array[...] = 0
 
     def requires_grad_(self, requires_grad=True):
         for p in self.parameters():
@@ -196,9 +196,9 @@ class Module:
             for table in (module._parameters, module._buffers):
                 for t in table.values():
                     if t is not None and t.dtype.kind == "f":
-                        t.data = t.data.astype(dtype)
+                        t._array = t._array.astype(dtype)
                         if t.grad is not None:
-                            t.grad.data = t.grad.data.astype(dtype)
+                            t.grad._array = t.grad._array.astype(dtype)
         return self
 
     def double(self):
@@ -242,7 +242,7 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            array = value.data if isinstance(value, Tensor) else np.asarray(value)
+            array = value._array if isinstance(value, Tensor) else np.asarray(value)
             if array.shape != target.shape:
                 problems.append(f"{key!r}: checkpoint has shape {array.shape}, the model has {target.shape}")
         if problems:
@@ -253,8 +253,8 @@ class Module:
         for key, target in own.items():
             if key in state_dict:
                 value = state_dict[key]
-                array = value.data if isinstance(value, Tensor) else np.asarray(value)
-                target.data[...] = array.astype(target.dtype, copy=False)
+                array = value._array if isinstance(value, Tensor) else np.asarray(value)
+                target._array[...] = array.astype(target.dtype, copy=False)
                 target._bump_version()
         return _IncompatibleKeys(missing, unexpected)
 

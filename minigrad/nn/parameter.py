@@ -11,7 +11,7 @@ class Parameter(Tensor):
         if data is None:
             data = np.zeros(0, dtype=np.float32)
         if isinstance(data, Tensor):  # share the array, and so its version counter, as PyTorch shares storage
-            self._set_fields(data.data, data._version_box())
+            self._set_fields(data._array, data._version_box())
         else:
             self._set_fields(np.asarray(data))
         if requires_grad:

@@ -17,7 +17,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     """
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    grads = [p.grad.data for p in parameters if p.grad is not None]
+    grads = [p.grad._array for p in parameters if p.grad is not None]
     max_norm = float(max_norm)
     norm_type = float(norm_type)
     if not grads:

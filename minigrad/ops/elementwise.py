@@ -220,8 +220,8 @@ def minimum(a, b):
 def _compare(np_op, name):
     def compare(a, b):
         a, b = promote(a, b)
-        a_data = a.data if isinstance(a, Tensor) else a
-        b_data = b.data if isinstance(b, Tensor) else b
+        a_data = a._array if isinstance(a, Tensor) else a
+        b_data = b._array if isinstance(b, Tensor) else b
         try:
             return Tensor._make(np.asarray(np_op(a_data, b_data)))
         except ValueError:
@@ -244,4 +244,4 @@ logical_or = _compare(np.logical_or, "logical_or")
 def logical_not(x):
     if x.dtype.kind != "b":
         raise TypeError(f"logical_not (~): expects a bool tensor, got {x.dtype}")
-    return Tensor._make(np.logical_not(x.data))
+    return Tensor._make(np.logical_not(x._array))

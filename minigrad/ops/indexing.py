@@ -27,9 +27,9 @@ def _dims_used(part):
     if part is None or part is Ellipsis:
         return 0
     if isinstance(part, (np.ndarray, Tensor, list)):
-        kind = (part.data if isinstance(part, Tensor) else np.asarray(part)).dtype.kind
+        kind = (part._array if isinstance(part, Tensor) else np.asarray(part)).dtype.kind
         if kind == "b":
-            return np.ndim(part.data if isinstance(part, Tensor) else part)
+            return np.ndim(part._array if isinstance(part, Tensor) else part)
     return 1
 
 
@@ -40,7 +40,7 @@ def _plain_index(index, shape):
     advanced = False
     for position, part in enumerate(parts):
         if isinstance(part, Tensor):
-            part = part.data
+            part = part._array
         elif isinstance(part, list):
             part = np.asarray(part) if part else np.zeros(0, dtype=np.int64)  # x[[]] selects nothing
             if part.dtype.kind == "f":
@@ -140,7 +140,7 @@ def getitem(x, index):
 
 
 def _bool_array(mask, op):
-    data = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    data = mask._array if isinstance(mask, Tensor) else np.asarray(mask)
     if data.dtype.kind != "b":
         raise TypeError(f"{op}: the mask must be a bool tensor, got dtype {data.dtype}")
     return data

@@ -168,7 +168,7 @@ def _max_or_min(x, dim, keepdim, smallest):
     _check_nonempty(x, (d,) if x.ndim else (), op)
     if x.ndim == 0:
         return (_min_result if smallest else _max_result)(x, Tensor._make(np.array(0)))
-    indices = (np.argmin if smallest else np.argmax)(x.data, axis=d, keepdims=True)
+    indices = (np.argmin if smallest else np.argmax)(x._array, axis=d, keepdims=True)
     values = MaxAlongDim.apply(x, indices, d, keepdim)
     if not keepdim:
         indices = np.squeeze(indices, axis=d)
@@ -187,13 +187,13 @@ def _arg(np_fn, name):
     def arg(x, dim=None, keepdim=False):
         if dim is None:
             _check_nonempty(x, (), name)
-            index = np_fn(x.data)
+            index = np_fn(x._array)
             if keepdim:
                 return Tensor._make(np.full((1,) * x.ndim, index, dtype=np.int64))
             return Tensor._make(np.asarray(index, dtype=np.int64))
         d = normalize_dim(dim, x.ndim, name)
         _check_nonempty(x, (d,) if x.ndim else (), name)
-        return Tensor._make(np_fn(x.data, axis=d, keepdims=keepdim).astype(np.int64))
+        return Tensor._make(np_fn(x._array, axis=d, keepdims=keepdim).astype(np.int64))
 
     arg.__name__ = name
     return arg

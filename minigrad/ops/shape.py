@@ -161,6 +161,6 @@ def clone(x):
 
 
 def contiguous(x):
-    if x.data.flags.c_contiguous:
+    if x._array.flags.c_contiguous:
         return x
     return Contiguous.apply(x)

@@ -184,4 +184,4 @@ def to_dtype(x, dtype):
     if dtype.kind == "f" and x.dtype.kind == "f":
         return ToDtype.apply(x, dtype)
     # casting to or from integers is not differentiable: the result has no history
-    return Tensor._make(x.data.astype(dtype))
+    return Tensor._make(x._array.astype(dtype))

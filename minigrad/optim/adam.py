@@ -49,12 +49,12 @@ class Adam(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = p.grad.data
+                grad = p.grad._array
                 state = self.state.setdefault(p, {})
                 if not state:
                     state["step"] = 0
-                    state["exp_avg"] = np.zeros_like(p.data)
-                    state["exp_avg_sq"] = np.zeros_like(p.data)
+                    state["exp_avg"] = np.zeros_like(p._array)
+                    state["exp_avg_sq"] = np.zeros_like(p._array)
                 state["step"] += 1
                 t = state["step"]
                 m, v = state["exp_avg"], state["exp_avg_sq"]
@@ -62,10 +62,10 @@ class Adam(Optimizer):
                 if weight_decay != 0:
                     if group["decoupled_weight_decay"]:
                         # AdamW: p = p * (1 - lr * weight_decay)
-                        p.data *= 1.0 - lr * weight_decay
+                        p._array *= 1.0 - lr * weight_decay
                     else:
                         # Adam: g = g + weight_decay * p
-                        grad = grad + weight_decay * p.data
+                        grad = grad + weight_decay * p._array
                 # m = beta1 * m + (1 - beta1) * g
                 m *= beta1
                 m += (1.0 - beta1) * grad
@@ -74,7 +74,7 @@ class Adam(Optimizer):
                 v += (1.0 - beta2) * grad * grad
                 if amsgrad:
                     if "max_exp_avg_sq" not in state:
-                        state["max_exp_avg_sq"] = np.zeros_like(p.data)
+                        state["max_exp_avg_sq"] = np.zeros_like(p._array)
                     # v^ = max(v^, v): the running maximum of v is used instead of v
                     v = np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
                 # p = p - (lr / (1 - beta1^t)) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
@@ -82,7 +82,7 @@ class Adam(Optimizer):
                 denom = np.sqrt(v)
                 denom /= math.sqrt(1.0 - beta2 ** t)
                 denom += eps
-                p.data -= step_size * (m / denom)
+                p._array -= step_size * (m / denom)
                 p._bump_version()  # an in-place change: a graph that saved p can no longer backprop
         return loss
 

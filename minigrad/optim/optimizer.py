@@ -3,7 +3,7 @@
 An optimizer holds `param_groups`, a list of dicts {'params': [Tensor, ...], 'lr': ..., ...}: every
 group has its own hyperparameters (for example no weight decay on biases). `state[p]` holds what a
 parameter needs between steps (momentum buffers, moment estimates) as NumPy arrays of p's dtype.
-Subclasses implement `step()`, which updates `p.data` in place from `p.grad.data`.
+Subclasses implement `step()`, which updates `p._array` in place from `p.grad._array`.
 
 state_dict() follows PyTorch's layout, so a checkpoint reads the same in both libraries:
 
@@ -100,7 +100,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 else:
-                    p.grad.data.fill(0)
+                    p.grad._array.fill(0)
 
     def step(self, closure=None):
         """Update every parameter that has a gradient. `closure`, if given, re-evaluates and returns the loss."""
@@ -191,7 +191,7 @@ class Optimizer:
 def _restore_value(name, index, key, value, param):
     """A copy of one saved state entry, as the optimizer keeps it: arrays of the parameter's dtype."""
     if isinstance(value, Tensor):
-        value = value.data
+        value = value._array
     if not isinstance(value, (np.ndarray, np.generic)):
         return value
     value = np.asarray(value)

@@ -37,10 +37,10 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = p.grad.data
+                grad = p.grad._array
                 if weight_decay != 0:
                     # g = grad + weight_decay * p   (L2 penalty weight_decay/2 * |p|^2)
-                    grad = grad + weight_decay * p.data
+                    grad = grad + weight_decay * p._array
                 if momentum != 0:
                     state = self.state.setdefault(p, {})
                     buf = state.get("momentum_buffer")
@@ -54,6 +54,6 @@ class SGD(Optimizer):
                     # nesterov: g = g + momentum * b_t;  otherwise: g = b_t
                     grad = grad + momentum * buf if nesterov else buf
                 # p = p - lr * g
-                p.data -= lr * grad
+                p._array -= lr * grad
                 p._bump_version()  # an in-place change: a graph that saved p can no longer backprop
         return loss

@@ -121,11 +121,11 @@ def draw_graph(tensor, model=None, collapse=(), max_depth=None, show_grad=True, 
         unit[id(t)] = ids[id(t)]
         if node is not None:
             label = [node.name, _shape(t.shape)]
-            grad_norm = norm(t.grad.data) if t.grad is not None else getattr(node, "grad_norm", None)
+            grad_norm = norm(t.grad._array) if t.grad is not None else getattr(node, "grad_norm", None)
             attrs = _ROOT if t is tensor else _OP
         else:
             label = [param_names.get(id(t)) or t.name or "input", _shape(t.shape)]
-            grad_norm = norm(t.grad.data) if t.grad is not None else None
+            grad_norm = norm(t.grad._array) if t.grad is not None else None
             attrs = _PARAM if id(t) in param_names else _INPUT
         if show_grad and grad_norm is not None:
             label.append(f"|grad| {grad_norm:.3g}")

@@ -56,7 +56,7 @@ def plot_attention(weights, src_tokens, tgt_tokens, heads=None, title=None, ncol
     heads:    which heads to draw (default all).
     Returns a matplotlib Figure.
     """
-    w = weights.data if isinstance(weights, Tensor) else np.asarray(weights)
+    w = weights._array if isinstance(weights, Tensor) else np.asarray(weights)
     if w.ndim == 4 and w.shape[0] == 1:
         w = w[0]
     if w.ndim == 2:
