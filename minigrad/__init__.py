@@ -25,6 +25,7 @@ from .ops import (
     squeeze, stack, sum, tanh, transpose, tril, triu, unsqueeze, var, where,
 )
 from .random import manual_seed
+from .threads import get_num_threads, set_num_threads
 from .serialization import CheckpointError, load, save
 from . import nn, optim
 from .tensor import Tensor

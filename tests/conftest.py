@@ -1,6 +1,12 @@
 """Fixtures shared by the test files."""
 import pytest
 
+try:  # PyTorch, where installed, serves as the oracle: one thread, so parallel runs do not fight
+    import torch
+    torch.set_num_threads(1)
+except ImportError:
+    pass
+
 import minigrad as mg
 
 
