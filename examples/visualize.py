@@ -22,7 +22,7 @@ import numpy as np
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn, viz
-from minigrad.data import BOS, EOS, PAD
+from models.data import BOS, EOS, PAD
 from models.training import Trainer
 from models.transformer import Seq2SeqTransformer, TransformerConfig, greedy_decode
 

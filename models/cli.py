@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 import minigrad as mg
-from minigrad.data import BOS, EOS, Vocab, pad_batch
+from .data import BOS, EOS, Vocab, pad_batch
 
 from .gpt import generate
 from .training import TASKS, Trainer, load_for_inference

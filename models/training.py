@@ -13,7 +13,7 @@ import numpy as np
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import optim
-from minigrad.data import BOS, EOS, PAD, AdditionTask, DateTask, SequenceTask
+from .data import BOS, EOS, PAD, AdditionTask, DateTask, SequenceTask
 from minigrad.nn.utils import clip_grad_norm_
 
 from .gpt import DecoderOnlyLM, GPTConfig, generate

@@ -6,7 +6,7 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import optim
-from minigrad.data import BOS, EOS, PAD
+from models.data import BOS, EOS, PAD
 from models.gpt import DecoderOnlyLM, GPTConfig
 from models.training import Trainer
 from models.transformer import Seq2SeqTransformer, TransformerConfig

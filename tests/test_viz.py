@@ -9,7 +9,7 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import engine, function, nn, viz
-from minigrad.data import BOS, EOS, PAD
+from models.data import BOS, EOS, PAD
 from models.transformer import Seq2SeqTransformer, TransformerConfig
 
 graphviz = pytest.importorskip("graphviz")  # the `dev` extra installs it, so CI runs every test here
