@@ -4,6 +4,8 @@ The walk is iterative (a 100,000-op chain needs no recursion), visits each tenso
 diamonds), and adds up the gradients of a tensor used more than once. Inside the engine gradients
 are plain NumPy arrays; only a leaf's `.grad` is wrapped in a Tensor, which has no history.
 """
+import itertools
+
 import numpy as np
 
 from . import anomaly
@@ -58,6 +60,60 @@ def sum_to_shape(grad, shape, op_name="backward"):
     return grad.sum(axis=axes).reshape(shape)
 
 
+# ---- gradient hooks (Tensor.register_hook) -----------------------------------------------------
+# A hook sees the whole gradient of its tensor, once per backward, as PyTorch's: for a leaf before it
+# is added to .grad, for a non-leaf before it flows on to the tensor's inputs (and before retain_grad
+# keeps it). It may return a replacement gradient, which is then used instead. backward() calls
+# run_hooks at the one place where a tensor's gradient is complete.
+_hook_ids = itertools.count()
+
+
+class RemovableHandle:
+    """What register_hook returns: handle.remove() takes the hook off again."""
+
+    def __init__(self, hooks, key):
+        self._hooks, self._key = hooks, key
+
+    def remove(self):
+        self._hooks.pop(self._key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.remove()
+
+
+def register_hook(tensor, hook):
+    if not callable(hook):
+        raise TypeError(f"register_hook: expects a function, got {type(hook).__name__}")
+    if not tensor.requires_grad:
+        raise RuntimeError("register_hook: cannot register a hook on a tensor that does not require grad")
+    if tensor._hooks is None:
+        tensor._hooks = {}
+    key = next(_hook_ids)  # unique forever, so a stale handle cannot remove a later hook; dicts keep order
+    tensor._hooks[key] = hook
+    return RemovableHandle(tensor._hooks, key)
+
+
+def run_hooks(tensor, grad):
+    """Pass the gradient (as a Tensor without history) through the tensor's hooks, in order."""
+    from .tensor import Tensor
+
+    for hook in list(tensor._hooks.values()):
+        result = hook(Tensor._make(grad))
+        if result is None:
+            continue
+        replacement = result._array if isinstance(result, Tensor) else np.asarray(result)
+        if replacement.shape != grad.shape:
+            raise RuntimeError(
+                f"register_hook: the hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
+                f"{replacement.shape}, but the tensor's gradient has shape {grad.shape}"
+            )
+        grad = replacement.astype(grad.dtype, copy=False)
+    return grad
+
+
 def backward(root, gradient, retain_graph=False):
     """Accumulate d(root)/d(leaf) * gradient into `.grad` of every leaf that requires grad."""
     from .tensor import Tensor
@@ -82,6 +138,8 @@ def backward(root, gradient, retain_graph=False):
         grad = grads.pop(id(tensor), None)
         if grad is None:
             continue
+        if tensor._hooks:  # every contribution has arrived (topological order): the gradient is complete
+            grad = run_hooks(tensor, grad)
         node = tensor.grad_fn
         if node is None:
             finished.append((tensor, grad))
