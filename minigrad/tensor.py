@@ -141,28 +141,19 @@ class Tensor:
         return self._inplace("copy_", lambda a, b: np.copyto(a, b, casting="same_kind"), src)
 
     def masked_fill_(self, mask, value):
-        mask = _ops.indexing._bool_array(mask, "masked_fill_")
+        mask = _ops.bool_mask(mask, "masked_fill_")
         if isinstance(value, Tensor):
             value = value.item()
         return self._inplace("masked_fill_", lambda a: np.copyto(a, np.asarray(value, dtype=a.dtype), where=mask))
 
     def index_fill_(self, dim, index, value):
-        where, value = _ops.gather.index_fill_positions(self, dim, index, value, "index_fill_")
-        return self._inplace("index_fill_", lambda a: a.__setitem__(where, value))
+        return _ops.index_fill_(self, dim, index, value)
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
-        """In-place scatter: self[index[i][j]][j] = src[i][j] (dim=0), ...; src may be a number."""
-        if (src is None) == (value is None):
-            raise TypeError("scatter_: give exactly one of src (a tensor or number) and value")
-        positions, src = _ops.gather.scatter_positions(self, dim, index, src if value is None else value, "scatter_")
-        add = _ops.gather._reduce_is_add(reduce, "scatter_")
-        values = src._array[tuple(slice(0, s) for s in _ops.gather.positions_shape(positions))] if isinstance(src, Tensor) else src
-        if add:
-            return self._inplace("scatter_", lambda a: np.add.at(a, positions, values))
-        return self._inplace("scatter_", lambda a: a.__setitem__(positions, values))
+        return _ops.scatter_(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add_(self, dim, index, src):
-        return self.scatter_(dim, index, src, reduce="add")
+        return _ops.scatter_(self, dim, index, src, reduce="add")
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         """Fill with draws from N(mean, std^2), from minigrad's seeded generator."""

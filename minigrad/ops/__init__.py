@@ -24,7 +24,10 @@ from .elementwise import (
     minimum, mul, ne, neg, pow, sub,
 )
 from .einsum import einsum
-from .gather import gather, index_fill, index_select, masked_select, nonzero, scatter, scatter_add
+from .gather import (
+    gather, index_fill, index_fill_, index_select, masked_select, nonzero, scatter, scatter_, scatter_add,
+)
+from .indexing import _bool_array as bool_mask
 from .indexing import getitem, masked_fill, tril, triu, where
 from .join import cat, chunk, split, stack, unbind
 from .matmul import bmm, matmul, mm, outer

@@ -206,7 +206,7 @@ def index_select(input, dim, index, *, out=None):
     return Gather.apply(input, (slice(None),) * d + (index.reshape(-1),))
 
 
-def index_fill_positions(input, dim, index, value, op):
+def _index_fill_positions(input, dim, index, value, op):
     d = normalize_dim(dim, input.ndim, op)
     index = _index_array(index, op, max_ndim=1)
     _check_range(index, input.shape[d] if input.ndim else 1, op, d, allow_negative=True)
@@ -219,8 +219,28 @@ def index_fill_positions(input, dim, index, value, op):
 
 def index_fill(input, dim, index, value):
     """A copy of input with the slices at `index` along dim set to value."""
-    where, value = index_fill_positions(input, dim, index, value, "index_fill")
+    where, value = _index_fill_positions(input, dim, index, value, "index_fill")
     return IndexFill.apply(input, where, value)
+
+
+# ---- the in-place forms (Tensor.scatter_, ...): they follow Tensor._inplace's rules -------------
+def scatter_(input, dim, index, src=None, *, value=None, reduce=None):
+    """In place: input[index[i][j]][j] = src[i][j] (dim=0), ...; src may be a number."""
+    if (src is None) == (value is None):
+        raise TypeError("scatter_: give exactly one of src (a tensor or number) and value")
+    positions, src = scatter_positions(input, dim, index, src if value is None else value, "scatter_")
+    add = _reduce_is_add(reduce, "scatter_")
+    if isinstance(src, Tensor):
+        src = src._array[tuple(slice(0, s) for s in positions_shape(positions))]
+    if add:
+        return input._inplace("scatter_", lambda a: np.add.at(a, positions, src))
+    return input._inplace("scatter_", lambda a: a.__setitem__(positions, src))
+
+
+def index_fill_(input, dim, index, value):
+    """In place: the slices of input at `index` along dim are set to value."""
+    where, value = _index_fill_positions(input, dim, index, value, "index_fill_")
+    return input._inplace("index_fill_", lambda a: a.__setitem__(where, value))
 
 
 def masked_select(input, mask, *, out=None):

@@ -62,10 +62,10 @@ class Norm(Function):
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The p-norm over dim (all elements when dim is None), as torch.norm."""
-    if dtype is not None:
-        input = input.to(dtype)
     if input.dtype.kind != "f":
         raise TypeError(f"norm: expects a floating point tensor, got {input.dtype}")
+    if dtype is not None:
+        input = input.to(dtype)
     if p == "fro" or p is None:
         p = 2
     elif isinstance(p, str):
