@@ -97,16 +97,19 @@ def _like(t, dtype, device, op):
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
-    return _new(np.zeros(t.shape, dtype=_like(t, dtype, device, "zeros_like")), requires_grad)
+    dt = _like(t, dtype, device, "zeros_like")
+    return _new(np.zeros(t.shape, dtype=dt), requires_grad)
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False):
-    return _new(np.ones(t.shape, dtype=_like(t, dtype, device, "ones_like")), requires_grad)
+    dt = _like(t, dtype, device, "ones_like")
+    return _new(np.ones(t.shape, dtype=dt), requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad=False):
     """Zeros, as empty()."""
-    return _new(np.zeros(t.shape, dtype=_like(t, dtype, device, "empty_like")), requires_grad)
+    dt = _like(t, dtype, device, "empty_like")
+    return _new(np.zeros(t.shape, dtype=dt), requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
@@ -218,8 +221,10 @@ class _TensorType:
 
     def __call__(self, *args, device=None):
         check_device(device, self.__name__)
+        if not args:  # as PyTorch: an empty 1-D tensor
+            return Tensor._make(np.zeros(0, dtype=self.dtype))
         if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
-            return Tensor._make(np.zeros(_sizes(args), dtype=self.dtype))  # sizes (none: an empty tensor)
+            return Tensor._make(np.zeros(_sizes(args), dtype=self.dtype))
         if len(args) != 1:
             raise TypeError(f"{self.__name__}: expects sizes (ints) or one sequence of data, got {args!r:.80}")
         return Tensor(args[0], dtype=self.dtype)
