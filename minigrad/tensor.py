@@ -176,6 +176,9 @@ class Tensor:
         draws = rng.random(self.shape, dtype=dt)
         return self._inplace("uniform_", lambda a: np.copyto(a, draws * (high - low) + low, casting="unsafe"))
 
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        return _random.multinomial(self, num_samples, replacement, generator=generator)
+
     def _check_float(self, op):
         if self.dtype.kind != "f":
             raise TypeError(f"{op}: expects a floating point tensor, got {self.dtype}")

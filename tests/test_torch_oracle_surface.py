@@ -293,6 +293,7 @@ NO_GRAD = {
     "randperm sorted": lambda lib: lib.randperm(5, device="cpu").sort()[0],
     "multinomial one category": lambda lib: lib.multinomial(lib.tensor([[0.0, 1.0, 0.0]]), 4, replacement=True),
     "multinomial all categories": lambda lib: lib.multinomial(lib.tensor([0.2, 0.5, 0.3]), 3).sort()[0],
+    "x.multinomial": lambda lib: lib.tensor([[0.0, 0.0, 2.0], [1.0, 0.0, 0.0]]).multinomial(2, replacement=True),
     "stride of a transpose": lambda lib: lib.tensor(lib.zeros(2, 3).t().stride()),
     "stride(dim)": lambda lib: lib.tensor(lib.zeros(2, 3, 4).stride(-2)),
     "is_contiguous": lambda lib: lib.tensor([lib.zeros(2, 3).is_contiguous(), lib.zeros(2, 3).t().is_contiguous()]),
