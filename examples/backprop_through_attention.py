@@ -133,8 +133,9 @@ assert np.allclose(B.grad.numpy(), A.detach().numpy().T @ G_C)  # G_B = A^T G_C
 #
 # $$\frac{\partial L}{\partial x_i} \approx \frac{L(x + \varepsilon e_i) - L(x - \varepsilon e_i)}{2\varepsilon},$$
 #
-# an estimate whose error shrinks like `eps²`. In float64 with `eps = 1e-6` it agrees with the exact
-# derivative to about six significant digits. `mg.gradcheck(fn, inputs)` compares the gradient from
+# an estimate whose error shrinks like `eps²`. In float64 with `eps = 1e-6` it is far closer to the
+# exact derivative than `gradcheck`'s tolerance (`1e-5 + 1e-3 × |numeric|`), while a wrong formula is
+# usually off by far more. `mg.gradcheck(fn, inputs)` compares the gradient from
 # `backward()` with this estimate for every element of every input (reducing `fn`'s output with random
 # weights, as above). It returns `True`, or raises `GradcheckError` naming the input, the element, and
 # both numbers.
@@ -218,7 +219,9 @@ assert mg.gradcheck(lambda s: s * c, randn(T, T_k))
 # gradient does not depend on the value filled in.
 
 # %%
-allowed = mg.tensor(rng.random((T, T_k)) < 0.6)  # True = may attend
+allowed = rng.random((T, T_k)) < 0.6  # True = may attend
+allowed[:, 0] = True  # every query may see key 0 (a row with nothing allowed is a special case)
+allowed = mg.tensor(allowed)
 assert mg.gradcheck(lambda z: z.masked_fill(~allowed, -5.0), randn(T, T_k))
 
 Z = randn(T, T_k)
@@ -713,6 +716,7 @@ assert on_diagonal >= 0.7 and diagonal_weight > 3 / len(digits)
 # * Finite differences check any backward; `gradcheck` says *that* a gradient is wrong, `viz.blame`
 #   says *which op* is wrong.
 #
-# Things to try: remove the `1/√d_k` in `attention` and rerun sections 5 and 6; plant a different
-# mistake in section 7 (forget the transpose in `G_K`); change `AttentionConfig` in section 8; train on
-# `"reverse"` in section 9 and look for an anti-diagonal.
+# Things to try (the asserts will tell you which claims stop holding): remove the `1/√d_k` in
+# `attention` and rerun sections 3 to 5; plant a different mistake in section 7, say a softmax backward
+# that returns `grad` unchanged; change `AttentionConfig` in section 8; train on `"reverse"` in section
+# 9 and look for an anti-diagonal.
