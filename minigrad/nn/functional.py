@@ -14,6 +14,7 @@ from ..ops.embedding import Embedding
 from ..ops.linear import Linear
 from ..ops.loss import CrossEntropy
 from ..ops.normalization import LayerNorm
+from ..ops.util import require_floating, result_dtype
 from ..tensor import Tensor
 from .attention import scaled_dot_product_attention, scaled_dot_product_attention_with_weights  # noqa: F401
 
@@ -28,11 +29,19 @@ def relu(input):
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    require_floating(input, "gelu")
     return GELU.apply(input, approximate)
 
 
 def linear(input, weight, bias=None):
-    """y = x W^T + b with W shaped (out_features, in_features)."""
+    """y = x W^T + b with W shaped (out_features, in_features).
+
+    The operands are promoted as by every binary op: an int64 input to a float32 layer gives float32.
+    """
+    operands = [t for t in (input, weight, bias) if isinstance(t, Tensor)]
+    target = result_dtype(*operands)
+    input, weight, bias = (t.to(target) if isinstance(t, Tensor) and t.dtype != target else t
+                           for t in (input, weight, bias))
     return Linear.apply(input, weight, bias)
 
 
@@ -57,6 +66,9 @@ def embedding(input, weight, padding_idx=None):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last len(normalized_shape) dims, then scale and shift."""
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    require_floating(input, "layer_norm")
+    require_floating(weight, "layer_norm", "weight")
+    require_floating(bias, "layer_norm", "bias")
     if input.shape[input.ndim - len(normalized_shape):] != normalized_shape:
         raise ShapeError(
             f"layer_norm: input of shape {input.shape} does not end in normalized_shape {normalized_shape}"
@@ -68,6 +80,7 @@ def dropout(input, p=0.5, training=True):
     """Zero each element with probability p and scale the rest by 1 / (1 - p); identity when not training."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability p must be in [0, 1], got {p}")
+    require_floating(input, "dropout")
     if not training or p == 0.0:
         return input
     if p == 1.0:
@@ -98,6 +111,7 @@ def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoo
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    require_floating(input, "cross_entropy", "input (the logits)")
     target_data = target._array if isinstance(target, Tensor) else np.asarray(target)
     if target_data.dtype.kind not in "iu":
         raise TypeError(f"cross_entropy: target must hold integer class ids, got dtype {target_data.dtype}")
@@ -130,6 +144,8 @@ def cross_entropy(input, target, ignore_index=-100, reduction="mean", label_smoo
 
 def mse_loss(input, target, reduction="mean"):
     """Mean (or sum) of squared differences; composed from sub, mul and mean."""
+    require_floating(input, "mse_loss")
+    require_floating(target, "mse_loss", "target")
     if input.shape != getattr(target, "shape", input.shape):
         raise ShapeError(f"mse_loss: input shape {input.shape} and target shape {target.shape} differ")
     squared = (input - target) ** 2

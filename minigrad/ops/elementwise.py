@@ -118,7 +118,11 @@ class PowScalar(Function):
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
-        return np.power(x, exponent)
+        try:
+            return np.power(x, exponent)
+        except ValueError:  # NumPy (as PyTorch) refuses integers to negative integer powers
+            raise ValueError(f"pow: an {x.dtype} tensor cannot be raised to the negative integer power {exponent} "
+                             "(convert it with .float())") from None
 
     @staticmethod
     def backward(ctx, grad):
