@@ -5,6 +5,7 @@ Parameters, buffers and sub-modules register themselves when assigned as attribu
 their dotted names, and its state dict come from walking that tree.
 """
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -228,9 +229,16 @@ class Module:
     def load_state_dict(self, state_dict, strict=True):
         """Copy values from `state_dict` into this module's parameters and buffers.
 
-        Everything is checked first: missing and unexpected keys (when strict) and shape mismatches
-        raise one error that lists all of them, and the module is left unchanged.
+        Everything is checked before anything changes: missing and unexpected keys (when strict),
+        values that are not numeric arrays or tensors, wrong shapes, and dtypes that would lose
+        information (floats into an integer buffer). One error lists every problem, and on any
+        problem the module is left exactly as it was.
         """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(
+                f"load_state_dict of {type(self).__name__}: expects a mapping of names to tensors, "
+                f"got {type(state_dict).__name__}"
+            )
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -238,24 +246,23 @@ class Module:
         if strict:
             problems += [f"missing key {k!r}" for k in missing]
             problems += [f"unexpected key {k!r}" for k in unexpected]
+        staged = []  # (target, the array to copy in): nothing is written until every entry passed
         for key, target in own.items():
             if key not in state_dict:
                 continue
-            value = state_dict[key]
-            array = value._array if isinstance(value, Tensor) else np.asarray(value)
-            if array.shape != target.shape:
-                problems.append(f"{key!r}: checkpoint has shape {array.shape}, the model has {target.shape}")
+            array, problem = _checked_value(state_dict[key], target)
+            if problem:
+                problems.append(f"{key!r}: {problem}")
+            else:
+                staged.append((target, array))
         if problems:
             raise ShapeError(
                 f"load_state_dict of {type(self).__name__}: {len(problems)} problem(s), nothing was loaded:\n  "
                 + "\n  ".join(problems)
             )
-        for key, target in own.items():
-            if key in state_dict:
-                value = state_dict[key]
-                array = value._array if isinstance(value, Tensor) else np.asarray(value)
-                target._array[...] = array.astype(target.dtype, copy=False)
-                target._bump_version()
+        for target, array in staged:
+            target._array[...] = array
+            target._bump_version()
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- printing -----------------------------------------------------------------------------
@@ -275,6 +282,27 @@ class Module:
         if len(lines) == 1 and not self._modules:
             return f"{type(self).__name__}({lines[0]})"
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _checked_value(value, target):
+    """(the array to copy into `target`, None), or (None, what is wrong with `value`)."""
+    if isinstance(value, Tensor):
+        array = value._array
+    elif isinstance(value, (np.ndarray, np.generic, int, float, list, tuple)):
+        try:
+            array = np.asarray(value)
+        except (ValueError, TypeError) as error:
+            return None, f"the value is not a rectangular array of numbers ({error})"
+    else:
+        return None, f"expected a tensor or an array, got {type(value).__name__}"
+    if array.dtype.kind not in "biuf":
+        return None, f"the checkpoint holds {array.dtype} values, not numbers the model can take"
+    if array.shape != target.shape:
+        return None, f"checkpoint has shape {array.shape}, the model has {target.shape}"
+    order = "biuf".index  # bool < integers < floats: loading may widen, never truncate
+    if order(array.dtype.kind) > order(target.dtype.kind) and not (array.dtype.kind in "iu" and target.dtype.kind in "iu"):
+        return None, f"checkpoint has dtype {array.dtype}, which would be truncated into the model's {target.dtype}"
+    return array.astype(target.dtype, copy=False), None
 
 
 def _fits(table, value, module):
