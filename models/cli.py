@@ -53,7 +53,8 @@ def _train(args):
     try:
         accuracy = trainer.run(progress=not args.quiet, checkpoint=path)
     except KeyboardInterrupt:
-        trainer.save(path)  # consistent however the interrupt fell: see training._DeferredInterrupt
+        if getattr(trainer, "saved", None) != (path, trainer.step):
+            trainer.save(path)  # consistent however the interrupt fell: see training._DeferredInterrupt
         signum = getattr(trainer, "interrupted_by", None) or signal.SIGINT
         print(f"\ninterrupted ({signal.Signals(signum).name}) at step {trainer.step}; saved {path}. "
               f"Go on with: minigrad train {args.task} --resume")

@@ -210,6 +210,7 @@ class Trainer:
 
     # ---- checkpoints ----------------------------------------------------------------------------
     def save(self, path):
+        """Write everything `resume` needs to `path` (atomically: see mg.save)."""
         vocab = {"vocab": self.task.vocab.to_list()} if self.decoder_only else {
             "src_vocab": self.task.src_vocab.to_list(), "tgt_vocab": self.task.tgt_vocab.to_list()}
         mg.save({
@@ -220,6 +221,7 @@ class Trainer:
             "rng": self._rng_states(),
             **vocab,
         }, path)
+        self.saved = (path, self.step)  # so that the CLI does not write the same state twice
 
     @classmethod
     def resume(cls, path, task=None):
