@@ -13,6 +13,7 @@ checkpoint as it was and no temporary file behind.
 import json
 import os
 import secrets
+import struct
 import zipfile
 import zlib
 
@@ -160,7 +161,8 @@ def load(path):
             return _decode(index["tree"], npz, tensors, path, 0)
     except CheckpointError:
         raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError) as e:
+    except (zipfile.BadZipFile, zlib.error, struct.error, EOFError, OSError, ValueError, KeyError,
+            NotImplementedError) as e:  # NotImplementedError: zipfile on a damaged version or method field
         raise CheckpointError(f"load: {path!r} is truncated or corrupt: {e}") from e
     except (TypeError, AttributeError, IndexError, RecursionError, MemoryError, OverflowError) as e:
         # _decode checks the index's structure itself; this is the net for what a hostile file may still find

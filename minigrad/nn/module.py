@@ -302,6 +302,11 @@ def _checked_value(value, target):
     order = "biuf".index  # bool < integers < floats: loading may widen, never truncate
     if order(array.dtype.kind) > order(target.dtype.kind) and not (array.dtype.kind in "iu" and target.dtype.kind in "iu"):
         return None, f"checkpoint has dtype {array.dtype}, which would be truncated into the model's {target.dtype}"
+    if array.size and not np.can_cast(array.dtype, target.dtype):  # narrowing: the values must fit
+        info = np.iinfo(target.dtype) if target.dtype.kind in "iu" else np.finfo(target.dtype)
+        finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
+        if finite.size and (finite.min() < info.min or finite.max() > info.max):
+            return None, f"checkpoint values (from {finite.min()} to {finite.max()}) do not fit the model's {target.dtype}"
     return array.astype(target.dtype, copy=False), None
 
 
