@@ -271,13 +271,16 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = _reduction(op, size_average, reduce, reduction)
     _same_shape(op, input, target)
     for name, extra in (("weight", weight), ("pos_weight", pos_weight)):
-        if extra is not None and np.broadcast_shapes(np.shape(extra._array if isinstance(extra, Tensor) else extra),
-                                                     input.shape) != input.shape:
-            raise ShapeError(f"{op}: {name} of shape {extra.shape} does not broadcast to the input's shape {input.shape}")
+        if extra is not None and not _broadcasts_to(np.shape(extra), input.shape):
+            raise ShapeError(f"{op}: {name} of shape {np.shape(extra)} does not broadcast to the input's shape {input.shape}")
     loss = BCEWithLogits.apply(input, target, pos_weight)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+def _broadcasts_to(shape, target):
+    return len(shape) <= len(target) and all(s in (1, t) for s, t in zip(shape[::-1], target[::-1]))
 
 
 def pad(input, pad, mode="constant", value=None):
