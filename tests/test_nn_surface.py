@@ -187,6 +187,7 @@ def test_kl_div_gradcheck(reduction, log_target):
 
 
 @needs_torch
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides")  # PyTorch's note that 'mean' is not the KL
 @pytest.mark.parametrize("reduction", KL_REDUCTIONS)
 @pytest.mark.parametrize("log_target", [False, True])
 def test_kl_div_matches_pytorch(reduction, log_target):
@@ -194,6 +195,7 @@ def test_kl_div_matches_pytorch(reduction, log_target):
 
 
 @needs_torch
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides")
 @pytest.mark.parametrize("reduction", KL_REDUCTIONS)
 def test_kl_div_with_zero_probabilities_matches_pytorch(reduction):
     # the target's gradient is unbounded at p = 0 (NaN in both); the input's is what training uses
@@ -451,10 +453,14 @@ def test_bad_pre_hook_result_with_kwargs():
         m(mg.tensor(1.0))
 
 
-def test_hooks_are_not_state():
+def test_hooks_are_not_state_and_survive_deepcopy():
+    import copy
+
     m = Scale()
-    m.register_forward_hook(lambda mod, args, out: None)
+    m.register_forward_hook(lambda mod, args, out: out + 1)
     assert list(m.state_dict()) == ["factor"]
+    clone = copy.deepcopy(m)  # The Annotated Transformer clones its layers this way
+    assert clone(mg.tensor(1.0)).item() == 3.0 and clone.factor is not m.factor
 
 
 # ---- Module: helpers ------------------------------------------------------------------------------
