@@ -81,8 +81,9 @@ assert np.allclose(x.grad.numpy(), R.numpy() * np.exp(x.detach().numpy()))  # G_
 # ### The same op, written by hand
 #
 # An op is a `Function`: a `forward` on NumPy arrays that saves what the backward will need, and a
-# `backward` that turns `G_Y` into one gradient per input. `exp` is its own derivative, so the forward
-# saves its output.
+# `backward` that turns `G_Y` into one gradient per input. This is how every op inside minigrad is
+# written (`minigrad/ops/`); `minigrad.autograd.Function` is the same idea on Tensors, in the form of
+# PyTorch's `torch.autograd.Function`. `exp` is its own derivative, so the forward saves its output.
 
 # %%
 class Exp(mg.Function):
@@ -281,7 +282,10 @@ assert mg.gradcheck(lambda w, v: w @ v, (weights, V))
 
 # %%
 def attention(q, k, v, mask=None, softmax=lambda s: s.softmax(dim=-1)):
-    """softmax(q kᵀ / √d_k, masked) v, and the weights. q: (..., T, d_k), k: (..., T_k, d_k), v: (..., T_k, d_v)."""
+    """softmax(q kᵀ / √d_k, masked) v, and the weights.
+
+    q: (..., T, d_k), k: (..., T_k, d_k), v: (..., T_k, d_v); mask: bool, broadcasts to (..., T, T_k).
+    """
     scores = q @ k.transpose(-2, -1)  # (..., T, d_k) @ (..., d_k, T_k) -> (..., T, T_k)
     scores = scores * (1.0 / math.sqrt(q.shape[-1]))
     if mask is not None:
