@@ -705,7 +705,7 @@ average = weights.mean(axis=0)  # (T, T_k), over the heads
 on_diagonal = (average.argmax(axis=-1) == np.arange(len(digits))).mean()
 diagonal_weight = np.diag(average).mean()
 print(f"averaged over heads, {on_diagonal:.0%} of the output positions attend most to their own input position,")
-print(f"giving it {diagonal_weight:.2f} of their attention on average (spread evenly it would be {1 / len(digits):.2f})")
+print(f"giving it {diagonal_weight:.2f} of their attention on average (spread evenly: {1 / len(digits):.2f})")
 assert on_diagonal >= 0.7 and diagonal_weight > 3 / len(digits)
 
 # %% [markdown]
