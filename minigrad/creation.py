@@ -16,6 +16,15 @@ def _float_dtype(dtype):
     return _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
 
 
+def _shape(size, op):
+    """The sizes given as zeros(2, 3) or zeros((2, 3)), each a non-negative integer, or a clear error."""
+    shape = _sizes(size, op)
+    for s in shape:
+        if s < 0:
+            raise ValueError(f"{op}: sizes must be non-negative, got {s} in size {shape}")
+    return shape
+
+
 def _new(array, requires_grad):
     t = Tensor._make(array)
     if requires_grad:
@@ -36,7 +45,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data if wanted is None or wanted == data.dtype else data.to(wanted)
     if isinstance(data, np.ndarray) and (wanted is None or wanted == data.dtype):
-        return Tensor._make(data)
+        return Tensor._make(_dtype.checked(data, "as_tensor"))
     return Tensor(data, dtype=dtype)
 
 
@@ -52,26 +61,26 @@ def from_numpy(array):
     """A tensor that shares memory with `array` (no copy)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
-    return Tensor._make(array)
+    return Tensor._make(_dtype.checked(array, "from_numpy"))
 
 
 def zeros(*size, out=None, dtype=None, device=None, requires_grad=False):
     _refuse_out(out, "zeros")
     check_device(device, "zeros")
-    return _new(np.zeros(_sizes(size), dtype=_float_dtype(dtype)), requires_grad)
+    return _new(np.zeros(_shape(size, "zeros"), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def ones(*size, out=None, dtype=None, device=None, requires_grad=False):
     _refuse_out(out, "ones")
     check_device(device, "ones")
-    return _new(np.ones(_sizes(size), dtype=_float_dtype(dtype)), requires_grad)
+    return _new(np.ones(_shape(size, "ones"), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def empty(*size, out=None, dtype=None, device=None, requires_grad=False):
     """PyTorch leaves the values uninitialised; minigrad gives zeros (no irreproducible garbage)."""
     _refuse_out(out, "empty")
     check_device(device, "empty")
-    return _new(np.zeros(_sizes(size), dtype=_float_dtype(dtype)), requires_grad)
+    return _new(np.zeros(_shape(size, "empty"), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False):
@@ -85,7 +94,7 @@ def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=F
     check_device(device, "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    size = (size,) if isinstance(size, int) else tuple(size)
+    size = _shape((size,), "full")
     return _new(np.full(size, fill_value, dtype=_float_dtype(dtype)), requires_grad)
 
 
@@ -123,10 +132,18 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
     """Integers give int64, any float argument gives the default float dtype (as PyTorch)."""
     _refuse_out(out, "arange")
     check_device(device, "arange")
-    if step == 0:
-        raise ValueError("arange: step must be nonzero")
     if end is None:
         start, end = 0, start
+    start, end, step = (v.item() if isinstance(v, Tensor) and v.numel() == 1 else v for v in (start, end, step))
+    for name, value in (("start", start), ("end", end), ("step", step)):
+        if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+            raise TypeError(f"arange: {name} must be a number, got {type(value).__name__} {value!r:.40}")
+        if not np.isfinite(value):
+            raise ValueError(f"arange: {name} must be finite, got {value}")
+    if step == 0:
+        raise ValueError("arange: step must be nonzero, got 0")
+    if (end - start) * step < 0:  # PyTorch refuses what NumPy would return as an empty range
+        raise ValueError(f"arange: start {start} and end {end} are inconsistent with the sign of step {step}")
     if dtype is None:
         floats = any(isinstance(v, float) for v in (start, end, step))
         dtype = _dtype.get_default_dtype() if floats else _dtype.int64
@@ -146,6 +163,9 @@ def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_g
 def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
     _refuse_out(out, "eye")
     check_device(device, "eye")
+    for name, value in (("n", n), ("m", m)):
+        if value is not None and _sizes((value,), "eye")[0] < 0:
+            raise ValueError(f"eye: {name} must be non-negative, got {value}")
     return _new(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
@@ -173,7 +193,7 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
     check_device(device, "randn")
     rng = generator or _random.default_generator()
     dt = _float_dtype(dtype)
-    return _new(rng.standard_normal(_sizes(size), dtype=dt), requires_grad)
+    return _new(rng.standard_normal(_shape(size, "randn"), dtype=dt), requires_grad)
 
 
 def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False):
@@ -182,7 +202,7 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
     check_device(device, "rand")
     rng = generator or _random.default_generator()
     dt = _float_dtype(dtype)
-    return _new(rng.random(_sizes(size), dtype=dt), requires_grad)
+    return _new(rng.random(_shape(size, "rand"), dtype=dt), requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
@@ -193,17 +213,19 @@ def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, 
         low, high, size = 0, low, high
     if size is None:
         raise TypeError("randint: size is required, e.g. randint(0, 10, (3,))")
+    shape = _shape((size,), "randint")
+    if not low < high:
+        raise ValueError(f"randint: low must be less than high, got low={low} >= high={high}")
     rng = generator or _random.default_generator()
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
-    return _new(rng.integers(low, high, size=tuple(size)).astype(dt, copy=False), requires_grad)
+    return _new(rng.integers(low, high, size=shape).astype(dt, copy=False), requires_grad)
 
 
 def randperm(n, *, generator=None, out=None, dtype=_dtype.int64, device=None, requires_grad=False):
     """A random permutation of 0..n-1 from minigrad's seeded generator."""
     _refuse_out(out, "randperm")
     check_device(device, "randperm")
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
-        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+    _shape((n,), "randperm")
     rng = generator or _random.default_generator()
     return _new(rng.permutation(int(n)).astype(_dtype.to_dtype(dtype)), requires_grad)
 
@@ -224,7 +246,7 @@ class _TensorType:
         if not args:  # as PyTorch: an empty 1-D tensor
             return Tensor._make(np.zeros(0, dtype=self.dtype))
         if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
-            return Tensor._make(np.zeros(_sizes(args), dtype=self.dtype))
+            return Tensor._make(np.zeros(_shape(args, self.__name__), dtype=self.dtype))
         if len(args) != 1:
             raise TypeError(f"{self.__name__}: expects sizes (ints) or one sequence of data, got {args!r:.80}")
         return Tensor(args[0], dtype=self.dtype)

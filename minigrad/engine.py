@@ -4,8 +4,6 @@ The walk is iterative (a 100,000-op chain needs no recursion), visits each tenso
 diamonds), and adds up the gradients of a tensor used more than once. Inside the engine gradients
 are plain NumPy arrays; only a leaf's `.grad` is wrapped in a Tensor, which has no history.
 """
-import itertools
-
 import numpy as np
 
 from . import anomaly
@@ -64,36 +62,20 @@ def sum_to_shape(grad, shape, op_name="backward"):
 # A hook sees the whole gradient of its tensor, once per backward, as PyTorch's: for a leaf before it
 # is added to .grad, for a non-leaf before it flows on to the tensor's inputs (and before retain_grad
 # keeps it). It may return a replacement gradient, which is then used instead. backward() calls
-# run_hooks at the one place where a tensor's gradient is complete.
-_hook_ids = itertools.count()
-
-
-class RemovableHandle:
-    """What register_hook returns: handle.remove() takes the hook off again."""
-
-    def __init__(self, hooks, key):
-        self._hooks, self._key = hooks, key
-
-    def remove(self):
-        self._hooks.pop(self._key, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.remove()
-
-
+# run_hooks at the one place where a tensor's gradient is complete. register_hook returns a
+# RemovableHandle (minigrad/utils/hooks.py); handle.remove() takes the hook off again.
 def register_hook(tensor, hook):
     if not callable(hook):
         raise TypeError(f"register_hook: expects a function, got {type(hook).__name__}")
     if not tensor.requires_grad:
         raise RuntimeError("register_hook: cannot register a hook on a tensor that does not require grad")
+    from .utils.hooks import RemovableHandle  # the handle Module hooks return too
+
     if tensor._hooks is None:
         tensor._hooks = {}
-    key = next(_hook_ids)  # unique forever, so a stale handle cannot remove a later hook; dicts keep order
-    tensor._hooks[key] = hook
-    return RemovableHandle(tensor._hooks, key)
+    handle = RemovableHandle(tensor._hooks)  # ids are unique forever: a stale handle removes nothing else
+    tensor._hooks[handle.id] = hook  # dicts keep insertion order: hooks run in registration order
+    return handle
 
 
 def run_hooks(tensor, grad):

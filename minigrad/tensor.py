@@ -3,12 +3,15 @@
 Every differentiable method is a thin call into `minigrad/ops/`, where each primitive lives as a
 `Function` with its forward and backward side by side. The graph is walked by `minigrad/engine.py`.
 """
+import operator
+
 import numpy as np
 
 from . import device as _device
 from . import dtype as _dtype
 from . import grad_mode
 from . import random as _random
+from .errors import ShapeError
 
 
 def _as_array(data, dtype=None):
@@ -20,15 +23,23 @@ def _as_array(data, dtype=None):
     if isinstance(data, Tensor):
         data = data._array
     if dtype is not None:
-        return np.array(data, dtype=_dtype.to_dtype(dtype))
+        dtype = _dtype.to_dtype(dtype)  # refuses complex, object and string dtypes by name
+        try:
+            return _dtype.checked(np.array(data, dtype=dtype), "tensor")
+        except (TypeError, ValueError, OverflowError) as error:
+            if isinstance(error, _dtype.UnsupportedDtypeError):
+                raise
+            raise TypeError(f"tensor: cannot convert {type(data).__name__} data to {dtype}: {error}") from None
     if isinstance(data, np.ndarray):
-        return data.copy()
+        return _dtype.checked(data, "tensor").copy()
     if isinstance(data, np.generic):
-        return np.array(data)
+        return _dtype.checked(np.array(data), "tensor")
     try:
         array = np.array(data)
     except ValueError as error:  # ragged nesting: [[1, 2], [3]]
         raise ValueError(f"tensor: the data must be a rectangular nest of numbers: {error}") from None
+    if array.dtype == np.uint64:  # Python ints beyond int64's range: refused, as PyTorch (never wrapped around)
+        raise OverflowError(f"tensor: the integer {array.max()} does not fit in int64")
     if array.dtype.kind == "f":
         return array.astype(_dtype.get_default_dtype(), copy=False)
     if array.dtype.kind in "iu":
@@ -36,15 +47,37 @@ def _as_array(data, dtype=None):
     if array.dtype.kind == "b":
         return array
     if array.dtype == object or array.dtype.kind in "OUS":
-        raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} data: {data!r:.80}")
-    return array
+        raise TypeError(
+            f"tensor: cannot make a tensor from {type(data).__name__} data: {data!r:.80} "
+            "(a tensor holds numbers: ints too large for int64, None, strings or mixed nests make NumPy's object dtype)"
+        )
+    return _dtype.checked(array, "tensor")
 
 
-def _sizes(size):
-    """Accept zeros(2, 3), zeros((2, 3)) and zeros([2, 3]) alike (and reshape(2, -1), permute((1, 0)), ...)."""
+def _describe(value):
+    """A short description of an in-place operand for an error message: its dtype and shape."""
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype} values of shape {value.shape}"
+    return f"{type(value).__name__} {value!r:.40}"
+
+
+def _sizes(size, op="size"):
+    """Accept zeros(2, 3), zeros((2, 3)) and zeros([2, 3]) alike (and reshape(2, -1), permute((1, 0)), ...).
+
+    Each size must be an integer: 2.5 or "3" is refused rather than truncated or parsed.
+    """
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    return tuple(int(s) for s in size)
+    return tuple(_integer(s, op) for s in size)
+
+
+def _integer(value, op):
+    if isinstance(value, Tensor) and value._array.dtype.kind in "iu" and value._array.size == 1:
+        return int(value.item())
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: sizes must be integers, got {type(value).__name__} {value!r:.40}") from None
 
 
 class Tensor:
@@ -112,7 +145,17 @@ class Tensor:
     def _inplace(self, op, fn, *operands):
         self._check_inplace(op)
         values = [o._array if isinstance(o, Tensor) else o for o in operands]
-        fn(self._array, *values)
+        try:
+            fn(self._array, *values)  # NumPy checks shapes and casting before it writes anything
+        except TypeError as error:  # casting: float values into an int tensor, a complex or str operand
+            described = ", ".join(_describe(v) for v in values)
+            raise TypeError(f"{op}: cannot write {described} into a tensor of dtype {self.dtype} ({error})") from None
+        except ValueError:
+            shapes = " and ".join(str(np.shape(v)) for v in values)
+            raise ShapeError(
+                f"{op}: the tensor of shape {self.shape} cannot take a value of shape {shapes}: it must broadcast "
+                "to the tensor's shape (each dim equal, or 1 in the value, and the result keeps the tensor's shape)"
+            ) from None
         self._bump_version()
         return self
 
@@ -132,7 +175,10 @@ class Tensor:
         return self._inplace("clamp_", lambda a: np.clip(a, min, max, out=a))
 
     def fill_(self, value):
-        return self._inplace("fill_", lambda a, v: a.fill(v), value.item() if isinstance(value, Tensor) else value)
+        value = value.item() if isinstance(value, Tensor) else value
+        if not isinstance(value, (int, float, np.bool_, np.integer, np.floating)):  # bool is an int
+            raise TypeError(f"fill_: the value must be a number, got {type(value).__name__} {value!r:.40}")
+        return self._inplace("fill_", lambda a, v: a.fill(v), value)
 
     def zero_(self):
         return self.fill_(0)
@@ -275,7 +321,7 @@ class Tensor:
     @data.setter
     def data(self, value):
         """`t.data = other` swaps in other's values (a Tensor or array of any shape), as PyTorch."""
-        array = value._array if isinstance(value, Tensor) else np.asarray(value)
+        array = value._array if isinstance(value, Tensor) else _dtype.checked(np.asarray(value), "data")
         if array.dtype != self._array.dtype and self.requires_grad and array.dtype.kind != "f":
             raise RuntimeError(f"data: cannot assign {array.dtype} values to a tensor that requires grad")
         self._array = array
@@ -333,10 +379,10 @@ class Tensor:
                 dtype = arg.dtype
             elif arg is None:
                 continue
-            elif isinstance(arg, (str, _device.device)) and _is_device_name(arg):
-                device = arg
+            elif isinstance(arg, _device.device) or (isinstance(arg, str) and not _dtype.is_dtype_name(arg)):
+                device = arg  # "cpu", "cuda", device("cpu"), ...
             else:
-                dtype = _dtype.to_dtype(arg)
+                dtype = _dtype.to_dtype(arg)  # a clear error for complex, object, ... dtypes
         _device.check_device(device, "to")
         if dtype is None or _dtype.to_dtype(dtype) == self.dtype:
             return _ops.clone(self) if copy else self  # copy=True: a new tensor even when nothing changes
@@ -625,10 +671,10 @@ class Tensor:
 
     # ---- shape ------------------------------------------------------------------------------
     def reshape(self, *shape):
-        return _ops.reshape(self, _sizes(shape))
+        return _ops.reshape(self, _sizes(shape, "reshape"))
 
     def view(self, *shape):
-        return _ops.reshape(self, _sizes(shape))
+        return _ops.reshape(self, _sizes(shape, "view"), "view")
 
     def view_as(self, other):
         return _ops.reshape(self, other.shape)
@@ -636,13 +682,19 @@ class Tensor:
     def transpose(self, dim0, dim1):
         return _ops.transpose(self, dim0, dim1)
 
+    def mm(self, mat2):
+        """Matrix product of two 2-D tensors (matmul without batching or broadcasting)."""
+        if self.ndim != 2 or mat2.ndim != 2:
+            raise RuntimeError(f"mm: both arguments must be 2-D, got shapes {self.shape} and {mat2.shape}")
+        return _ops.matmul(self, mat2)
+
     def t(self):
         if self.ndim > 2:
             raise ValueError(f"t: expects a tensor with at most 2 dimensions, got shape {self.shape}")
         return self.permute(*reversed(range(self.ndim)))
 
     def permute(self, *dims):
-        return _ops.permute(self, _sizes(dims))
+        return _ops.permute(self, _sizes(dims, "permute"))
 
     def unsqueeze(self, dim):
         return _ops.unsqueeze(self, dim)
@@ -651,7 +703,7 @@ class Tensor:
         return _ops.squeeze(self, dim)
 
     def expand(self, *sizes):
-        return _ops.expand(self, _sizes(sizes))
+        return _ops.expand(self, _sizes(sizes, "expand"))
 
     def expand_as(self, other):
         return _ops.expand(self, other.shape)
@@ -748,7 +800,7 @@ class Tensor:
         return _ops.nonzero(self, as_tuple=as_tuple)
 
     def flip(self, *dims):
-        return _ops.flip(self, _sizes(dims))
+        return _ops.flip(self, _sizes(dims, "flip"))
 
     def roll(self, shifts, dims=None):
         return _ops.roll(self, shifts, dims)
@@ -781,38 +833,31 @@ class Tensor:
         return _ops.equal(self, other)
 
     # ---- new tensors like this one (its dtype unless given; the CPU) -------------------------
-    def _new_like(self, array, dtype, device, requires_grad, op):
+    def _new_like(self, make, dtype, device, requires_grad, op):
+        """make(dtype) builds the array; the dtype is this tensor's unless given."""
         _device.check_device(device, op)
-        t = Tensor._make(array.astype(self.dtype if dtype is None else _dtype.to_dtype(dtype), copy=False))
+        t = Tensor._make(make(self.dtype if dtype is None else _dtype.to_dtype(dtype)))
         return t.requires_grad_(True) if requires_grad else t
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new_like(np.zeros(_sizes(size)), dtype, device, requires_grad, "new_zeros")
+        shape = _sizes(size, "new_zeros")
+        return self._new_like(lambda dt: np.zeros(shape, dt), dtype, device, requires_grad, "new_zeros")
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new_like(np.ones(_sizes(size)), dtype, device, requires_grad, "new_ones")
+        shape = _sizes(size, "new_ones")
+        return self._new_like(lambda dt: np.ones(shape, dt), dtype, device, requires_grad, "new_ones")
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         """Zeros, as mg.empty."""
-        return self._new_like(np.zeros(_sizes(size)), dtype, device, requires_grad, "new_empty")
+        shape = _sizes(size, "new_empty")
+        return self._new_like(lambda dt: np.zeros(shape, dt), dtype, device, requires_grad, "new_empty")
 
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-        size = (size,) if isinstance(size, int) else tuple(size)
-        wanted = self.dtype if dtype is None else _dtype.to_dtype(dtype)
-        return self._new_like(np.full(size, fill_value, dtype=wanted), dtype, device, requires_grad, "new_full")
+        shape = _sizes((size,), "new_full")
+        return self._new_like(lambda dt: np.full(shape, fill_value, dt), dtype, device, requires_grad, "new_full")
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-        wanted = self.dtype if dtype is None else dtype
-        return self._new_like(_as_array(data, wanted), dtype, device, requires_grad, "new_tensor")
-
-
-def _is_device_name(arg):
-    """Whether a string (or device) passed to Tensor.to names a device rather than a dtype."""
-    try:
-        _device.device(arg)
-    except (ValueError, TypeError):
-        return False
-    return True
+        return self._new_like(lambda dt: _as_array(data, dt), dtype, device, requires_grad, "new_tensor")
 
 
 # The ops import Tensor from this module, so they are imported after the class exists.

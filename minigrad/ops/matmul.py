@@ -3,7 +3,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
-from .util import refuse_out
+from .util import promote, refuse_out
 
 
 class MatMul(Function):
@@ -57,7 +57,8 @@ class MatMul(Function):
 
 
 def matmul(a, b):
-    return MatMul.apply(a, b)
+    # PyTorch's promotion, as for every binary op: int64 @ float32 is float32 (NumPy would give float64)
+    return MatMul.apply(*promote(a, b))
 
 
 # ---- PyTorch's stricter spellings of the same product ------------------------------------------
@@ -66,7 +67,7 @@ def mm(input, mat2, *, out=None):
     refuse_out(out, "mm")
     if input.ndim != 2 or mat2.ndim != 2:
         raise ShapeError(f"mm: expects two 2-D tensors, got shapes {input.shape} and {mat2.shape}")
-    return MatMul.apply(input, mat2)
+    return matmul(input, mat2)
 
 
 def bmm(input, mat2, *, out=None):
@@ -76,7 +77,7 @@ def bmm(input, mat2, *, out=None):
         raise ShapeError(
             f"bmm: expects two 3-D tensors with the same batch size, got shapes {input.shape} and {mat2.shape}"
         )
-    return MatMul.apply(input, mat2)
+    return matmul(input, mat2)
 
 
 def outer(input, vec2):
