@@ -199,6 +199,7 @@ class Trainer:
     def resume(cls, path):
         """A Trainer in the exact state `save` recorded: training goes on as if never interrupted."""
         ckpt = mg.load(path)
+        check_model_layout(ckpt, path)
         trainer = cls(ckpt["task"], _model_overrides(ckpt["model_config"]), ckpt["train_config"],
                       ckpt["task_args"])
         trainer.model.load_state_dict(ckpt["model"])
@@ -220,9 +221,20 @@ def _model_overrides(model_config):
     return {k: v for k, v in model_config.items() if k not in fixed}
 
 
+def check_model_layout(ckpt, path):
+    """Refuse, with what to do, a checkpoint from before the models used PyTorch's attention modules."""
+    if any(".q_proj.weight" in key or ".feed_forward." in key for key in ckpt.get("model", {})):
+        raise mg.CheckpointError(
+            f"{path} holds a model in minigrad's old layout (its own MultiHeadAttention and encoder/decoder "
+            f"layers, before the models moved to PyTorch's nn.Transformer modules); it cannot be loaded. "
+            f"Train it again: minigrad train {ckpt.get('task', 'TASK')}"
+        )
+
+
 def load_for_inference(path):
     """(model, checkpoint dict) from a checkpoint, in eval mode."""
     ckpt = mg.load(path)
+    check_model_layout(ckpt, path)
     if ckpt.get("task") == "addition":
         model = DecoderOnlyLM(GPTConfig(**ckpt["model_config"]))
     else:
