@@ -163,6 +163,10 @@ def test_parameters_are_named_by_path_and_modules_are_clusters():
     block = g.source[start:]
     for op in ("MatMul", "MaskedFill", "Softmax"):
         assert op in block
+    # the paper's matrices by name: W_Q, W_K, W_V are slices of in_proj_weight, Q, K, V their products
+    first_lines = [t.split("\n")[0] for t in labels(g).values()]
+    for name in ("W_Q = GetItem", "W_K = GetItem", "W_V = GetItem", "Q = Linear", "K = Linear", "V = Linear"):
+        assert first_lines.count(name) == 1, name
 
 
 def test_collapse_a_module_by_path_by_object_and_by_class():

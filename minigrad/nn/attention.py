@@ -194,7 +194,9 @@ class MultiheadAttention(Module):
             return self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         E = self.embed_dim
         W = self.in_proj_weight  # (3E, E): the rows of W_Q, then W_K, then W_V
-        return W[:E], W[E:2 * E], W[2 * E:]
+        W_Q, W_K, W_V = W[:E], W[E:2 * E], W[2 * E:]
+        W_Q.name, W_K.name, W_V.name = "W_Q", "W_K", "W_V"  # so that a drawn graph shows them by name
+        return W_Q, W_K, W_V
 
     def _split_heads(self, x):
         B, L, _ = x.shape
@@ -232,6 +234,7 @@ class MultiheadAttention(Module):
         q = F.linear(query, W_Q, b_Q)  # (B, T, E)
         k = F.linear(key, W_K, b_K)  # (B, S, E)
         v = F.linear(value, W_V, b_V)  # (B, S, E)
+        q.name, k.name, v.name = "Q", "K", "V"
         extra_keys = 0
         if self.bias_k is not None:  # one more key and value, learned, for every sequence
             k = ops.cat([k, self.bias_k.expand(B, 1, E)], dim=1)  # (B, S + 1, E)
