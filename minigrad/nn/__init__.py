@@ -1,19 +1,25 @@
 """minigrad.nn: modules, layers, and the attention and Transformer blocks.
 
-    module.py       Module (registration by assignment, state_dict), parameter.py Parameter
-    layers.py       Linear, Embedding, LayerNorm, Dropout, ReLU, GELU;  containers.py Sequential, ModuleList
-    functional.py   the stateless forms and losses (cross_entropy, mse_loss, ...);  init.py initialisers
+    module.py       Module (registration by assignment, hooks, state_dict), parameter.py Parameter
+    layers.py       Linear, Embedding, LayerNorm, Dropout, Identity, Flatten, ReLU, GELU, SiLU, Tanh,
+                    Sigmoid, Softmax, LogSoftmax
+    containers.py   Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+    loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss
+    functional.py   the stateless forms and losses (cross_entropy, mse_loss, pad, ...);  init.py initialisers
     masks.py        PyTorch's two mask conventions, and the one place minigrad converts between them
     attention.py    scaled dot-product attention and MultiheadAttention: the one attention implementation
     positional.py   sinusoidal PositionalEncoding (PyTorch has none)
     transformer.py  TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder,
                     Transformer (PyTorch's)
-    utils.py        clip_grad_norm_
+    utils.py        clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters
 """
 from . import functional, init
 from .attention import MultiheadAttention
-from .containers import ModuleList, Sequential
-from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .layers import (
+    GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
+)
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 from .positional import PositionalEncoding

@@ -31,6 +31,7 @@ import numpy as np
 from .. import dtype as _dtype
 from .. import ops
 from ..errors import ShapeError
+from ..ops.util import require_floating
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -101,6 +102,8 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
 
 
 def _check_qkv(query, key, value):
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        require_floating(t, "scaled_dot_product_attention", name)
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise ShapeError(
             f"scaled_dot_product_attention: query, key, value need shape (..., length, dim), got "

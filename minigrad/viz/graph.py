@@ -10,7 +10,7 @@ What the picture shows:
 - one box per op (its Function's name, after the output's `.name` if it has one, and the shape of its
   output), the output of the graph in red;
 - one ellipse per leaf that requires grad: a parameter is named by its path in `model`
-  (`encoder.layers.0.self_attn.q_proj.weight`), any other leaf by its `.name` or "input";
+  (`encoder.layers.0.self_attn.in_proj_weight`), any other leaf by its `.name` or "input";
 - arrows in the direction data flows in the forward pass (backward walks them the other way);
 - the ops of each module inside a labelled box (a Graphviz cluster; clusters nest as modules do),
   when the forward pass ran inside `viz.record_modules`;
