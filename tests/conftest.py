@@ -24,12 +24,12 @@ def float64():
 def pytest_terminal_summary(terminalreporter):
     """One line on the comparisons with PyTorch: `pip install -e ".[dev]"` (and so CI) installs PyTorch,
     and then none of them may be skipped; without it they skip and the finite-difference checks still run."""
-    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "torch" in str(r.longrepr)]
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if "torch" in str(r.longrepr).lower()]
     if torch is not None:
         line = f"PyTorch {torch.__version__} installed: the comparisons with PyTorch ran"
         if skipped:
             line += f", but {len(skipped)} skipped for want of it: {[r.nodeid for r in skipped]}"
     else:
-        line = (f"PyTorch is not installed: {len(skipped)} groups of comparisons with PyTorch skipped "
-                f"(pip install -e \".[dev]\" installs it); the finite-difference checks ran")
+        line = (f"PyTorch is not installed: {len(skipped)} comparisons with PyTorch skipped (a whole file counts "
+                f"once; pip install -e \".[dev]\" installs it); the finite-difference checks ran")
     terminalreporter.write_line(line)
