@@ -270,6 +270,7 @@ def _require(ckpt, path, keys, what):
 
 def _load_model(model, config, ckpt, path):
     """Load the weights, or say that they do not fit the configuration saved beside them."""
+    check_model_layout(ckpt, path)
     try:
         model.load_state_dict(ckpt["model"])
     except (ShapeError, TypeError) as error:
@@ -284,6 +285,17 @@ def _rng_state(generator):
 def _model_overrides(model_config):
     fixed = {"src_vocab_size", "tgt_vocab_size", "vocab_size", "max_len"}
     return {k: v for k, v in model_config.items() if k not in fixed}
+
+
+def check_model_layout(ckpt, path):
+    """Refuse, with what to do, a checkpoint from before the models used PyTorch's attention modules."""
+    weights = ckpt.get("model")
+    if isinstance(weights, dict) and any(".q_proj.weight" in key or ".feed_forward." in key for key in weights):
+        raise CheckpointError(
+            f"{path!r} holds a model in minigrad's old layout (its own MultiHeadAttention and encoder/decoder "
+            f"layers, before the models moved to PyTorch's nn.Transformer modules); it cannot be loaded. "
+            f"Train it again: minigrad train {ckpt.get('task', 'TASK')}"
+        )
 
 
 def load_for_inference(path):

@@ -1,7 +1,7 @@
 """Module: the base class of layers and models.
 
 Parameters, buffers and sub-modules register themselves when assigned as attributes
-(`self.weight = Parameter(...)`, `self.attn = MultiHeadAttention(...)`), so a model's parameters,
+(`self.weight = Parameter(...)`, `self.attn = MultiheadAttention(...)`), so a model's parameters,
 their dotted names, and its state dict come from walking that tree.
 """
 from collections import OrderedDict, namedtuple
