@@ -682,12 +682,6 @@ class Tensor:
     def transpose(self, dim0, dim1):
         return _ops.transpose(self, dim0, dim1)
 
-    def mm(self, mat2):
-        """Matrix product of two 2-D tensors (matmul without batching or broadcasting)."""
-        if self.ndim != 2 or mat2.ndim != 2:
-            raise RuntimeError(f"mm: both arguments must be 2-D, got shapes {self.shape} and {mat2.shape}")
-        return _ops.matmul(self, mat2)
-
     def t(self):
         if self.ndim > 2:
             raise ValueError(f"t: expects a tensor with at most 2 dimensions, got shape {self.shape}")
