@@ -16,12 +16,18 @@ ROOT = Path(__file__).resolve().parents[1]
 STEPS = 12
 
 
+# The copy model's products are too small to be cut into blocks by default; these runs cut every
+# product of 2^14 multiply-adds or more, so that the worker threads do take part in the training.
+SMALL_BLOCKS = "from minigrad import threads; threads.MACS_PER_BLOCK = 2**13; "
+
+
 def _train(out, env=None, num_threads=None):
-    """`python -m models.cli train copy --steps STEPS --out out` in a fresh process."""
+    """`python -m models.cli train copy --steps STEPS --out out` in a fresh process; with
+    num_threads, the same after mg.set_num_threads(num_threads) and with SMALL_BLOCKS."""
     cli = ["-m", "models.cli"]
-    if num_threads is not None:  # the same command, after mg.set_num_threads(num_threads)
-        cli = ["-c", f"import sys, minigrad as mg; mg.set_num_threads({num_threads}); from models.cli import main; "
-                     "sys.exit(main(sys.argv[1:]))"]
+    if num_threads is not None:
+        cli = ["-c", f"import sys, minigrad as mg; {SMALL_BLOCKS}mg.set_num_threads({num_threads}); "
+                     "from models.cli import main; sys.exit(main(sys.argv[1:]))"]
     command = [sys.executable, *cli, "train", "copy", "--steps", str(STEPS), "--seed", "3", "--quiet", "--out", str(out)]
     subprocess.run(command, check=True, cwd=ROOT, capture_output=True, env={**os.environ, **(env or {})})
     return mg.load(out)
@@ -59,9 +65,14 @@ def test_training_ignores_blas_threads_of_the_environment(reference, tmp_path, e
     _assert_identical(reference, _train(tmp_path / "copy.npz", env=env))
 
 
+@pytest.fixture(scope="module")
+def reference_small_blocks(tmp_path_factory):
+    return _train(tmp_path_factory.mktemp("ref") / "copy.npz", num_threads=1)
+
+
 @pytest.mark.parametrize("num_threads", [2, 3])
-def test_training_is_the_same_on_minigrad_threads(reference, tmp_path, num_threads):
-    _assert_identical(reference, _train(tmp_path / "copy.npz", num_threads=num_threads))
+def test_training_is_the_same_on_minigrad_threads(reference_small_blocks, tmp_path, num_threads):
+    _assert_identical(reference_small_blocks, _train(tmp_path / "copy.npz", num_threads=num_threads))
 
 
 def test_the_run_is_a_real_training(reference):
@@ -78,11 +89,13 @@ def test_blas_is_held_to_one_thread():
     ((1536, 128), (128, 512)),          # a linear layer's forward (N, in) @ (in, out)
     ((512, 1536), (1536, 128)),         # its weight gradient g^T x: a long sum over N
     ((64, 24, 128), (128, 512)),        # 3-D input through a 2-D weight
-    ((64, 8, 24, 64), (64, 8, 64, 24)),  # attention scores, batched
-    ((3, 1536, 64), (64, 70)),
-    ((700, 3000), (3000, 9)),           # rows not a multiple of the block count
+    ((32, 8, 128, 64), (32, 8, 64, 128)),  # attention scores, batched: whole matrices per block
+    ((3, 1536, 64), (64, 700)),
+    ((700, 3000), (3000, 90)),          # rows not a multiple of the block count
 ])
-def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b):
+def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, monkeypatch):
+    cuts = []
+    monkeypatch.setattr(threads, "_run", lambda blocks, run=threads._run: cuts.append(len(blocks)) or run(blocks))
     rng = np.random.default_rng(0)
     a = rng.standard_normal(shape_a, dtype=np.float32)
     b = rng.standard_normal(shape_b, dtype=np.float32)
@@ -96,6 +109,7 @@ def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b):
     np.testing.assert_allclose(results[0], np.matmul(a.astype(np.float64), b), rtol=1e-4, atol=1e-3)
     for other in results[1:]:
         assert other.tobytes() == results[0].tobytes()
+    assert len(cuts) == 4 and len(set(cuts)) == 1 and cuts[0] >= 2  # really cut, and the same way each time
 
 
 def test_blocked_matmul_raises_errors_of_its_blocks_and_goes_on_working():

@@ -14,7 +14,7 @@ from .util import normalize_dim
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
-        _, y, total = shifted_exp(x, dim)  # softmax(x) = softmax(x - c): no overflow in exp
+        _, y, total = shifted_exp(x, dim, keep_shifted=False)  # softmax(x) = softmax(x - c): no overflow in exp
         y /= total
         ctx.save_for_backward(y)
         ctx.dim = dim
