@@ -105,9 +105,9 @@ def loss_fn(be, w, cfg, src, tgt_in, tgt_out, p):
 class TorchLike:
     """PyTorch's API: `lib` is torch or minigrad."""
 
-    def __init__(self, lib):
+    def __init__(self, lib, max_len=64):
         self.lib, self.F = lib, lib.nn.functional
-        self.masks = {}
+        self.future = lib.tensor(np.triu(np.ones((max_len, max_len), bool), 1))  # True above the diagonal
 
     def constant(self, array):
         return self.lib.tensor(array)
@@ -123,9 +123,7 @@ class TorchLike:
         return x.transpose(d0, d1)
 
     def causal_fill(self, scores, T, S):
-        if (T, S) not in self.masks:
-            self.masks[T, S] = self.lib.tensor(np.triu(np.ones((T, S), bool), 1))  # True above the diagonal
-        return scores.masked_fill(self.masks[T, S], float("-inf"))
+        return scores.masked_fill(self.future[:T, :S], float("-inf"))  # a query sees no later key
 
     def softmax(self, x):
         return self.F.softmax(x, dim=-1)

@@ -191,8 +191,13 @@ def make_step(library, cfg):
         def call(w_, src, tgt_in, tgt_out, p):
             return peers.loss_fn(be, w_, cfg, src, tgt_in, tgt_out, p)
 
-        if library == "torch-compile":
-            call = lib.compile(call)
+        if library == "torch-compile":  # one compiled function per dropout probability: no recompiling
+            compiled = {}
+
+            def call(w_, src, tgt_in, tgt_out, p, eager=call):
+                if p not in compiled:
+                    compiled[p] = lib.compile(lambda *args: eager(*args, p))
+                return compiled[p](w_, src, tgt_in, tgt_out)
 
         def step(i):
             loss = call(w, *data[i % len(data)], DROPOUT)
