@@ -20,6 +20,10 @@ construction (tests/test_determinism.py trains under different settings and comp
 
 The default is one thread: one minigrad process uses one core, so several can share a machine
 (benchmarks/train_step.py --parallel N measures that), and the numbers are those of n threads.
+Measured on the 2-core development machine (small training step, benchmarks/train_step.py): one
+BLAS thread 236 ms, OpenBLAS's 2 threads 190 ms alone but 10-56x slower with two processes at once;
+with one thread, two processes at once ran 1.07-1.09x their time alone (tiny). Cutting the products
+into blocks costs one thread 1-2% of a step (CPU time, alternating runs).
 `benchmarks/blas_threads.py` measures the choices on the product shapes of a training step: one
 BLAS thread, OpenBLAS's threads, and minigrad's blocks over 1 or 2 threads.
 
