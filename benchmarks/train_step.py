@@ -1,28 +1,58 @@
-"""Time one training step (forward, backward, Adam update) of the encoder-decoder Transformer.
+"""Time one training step (forward, backward, Adam update) of the encoder-decoder Transformer, in
+minigrad and in the libraries a user would pick instead, and the matrix products alone.
 
-    python benchmarks/train_step.py                 # all sizes, minigrad and (if installed) PyTorch
-    python benchmarks/train_step.py --sizes tiny --steps 50
-    python benchmarks/train_step.py --profile small # which ops take the time, forward and backward
-    python benchmarks/train_step.py --memory-steps 1000   # resident memory stays flat over 1,000 steps
+    python benchmarks/train_step.py                      # tiny, small, base: minigrad and its peers
+    python benchmarks/train_step.py --sizes small --steps 20 --repeats 3
+    python benchmarks/train_step.py --parallel 2         # 2 identical processes at once: each one's slowdown
+    python benchmarks/train_step.py --libraries minigrad-model torch-model   # the model classes themselves
+    python benchmarks/train_step.py --profile small      # which ops take minigrad's time
+    python benchmarks/train_step.py --memory-steps 1000  # resident memory stays flat over 1,000 steps
 
-Each library runs in its own subprocess, one after the other, with the same shapes, the same
-architecture (post-norm, ReLU, dropout 0.1; PyTorch's nn.Transformer adds a final LayerNorm to the
-encoder and to the decoder, which minigrad's post-norm stacks do not have) and the same settings,
-and reports the median step time over --steps steps after --warmup steps, and the peak resident
-memory the steps added above what the process held after building the model (Linux's VmHWM, reset
-just before the steps, so both libraries are measured alike).
+The libraries (each where installed): `minigrad`; `torch` (PyTorch eager) and `torch-compile`
+(torch.compile of the loss function); `jax` (jax.jit of the whole step, optax's Adam, or a
+hand-written one without optax); `autograd` (HIPS autograd, optional: name it in --libraries).
+They all run the same step, written once in benchmarks/peers.py, from the same float32 weights.
+Before timing anything, each library computes the loss and the gradients of one batch without
+dropout, and the benchmark stops with an error unless they all agree with minigrad's.
+`minigrad-model` and `torch-model` time minigrad's models.transformer.Seq2SeqTransformer and
+PyTorch's nn.Transformer instead (PyTorch's adds a final LayerNorm to each stack).
+
+Columns: the median step time in ms over --steps steps after --warmup steps, the peak resident
+memory the steps added above what the process held after building the model (Linux's VmHWM,
+reset just before the steps), and the ratio to minigrad. `gemm` is the time of the step's matrix
+products alone: every product one minigrad step makes, with the same shapes, memory layouts and
+thread setting, replayed through minigrad's matmul: the limit the step can approach.
+
+Each library runs in its own subprocess, one after the other, alternating over --repeats rounds;
+the reported time is the median of the per-run medians. With --parallel N, each library and size
+also runs in N identical processes started together, and each one's time is given as a slowdown
+against the same library alone (N <= the number of cores measures whether processes fight).
 """
 import argparse
 import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+import peers  # beside this script, which Python puts first on sys.path
 
 SIZES = {
     "tiny": dict(d_model=64, heads=4, d_ff=256, layers=2, batch=32, length=12, vocab=16),
     "small": dict(d_model=128, heads=8, d_ff=512, layers=3, batch=64, length=24, vocab=64),
     "base": dict(d_model=256, heads=8, d_ff=1024, layers=4, batch=64, length=32, vocab=1000),
 }
+DROPOUT = 0.1
+LR = 1e-4
+LIBRARIES = ["minigrad", "torch", "torch-compile", "jax", "autograd", "minigrad-model", "torch-model"]
+DEFAULT_LIBRARIES = ["minigrad", "torch", "torch-compile", "jax"]
+PEERS = ["minigrad", "torch", "torch-compile", "jax", "autograd"]  # the libraries that run peers.py
+MODULE_OF = {"minigrad": "minigrad", "minigrad-model": "minigrad", "torch": "torch", "torch-compile": "torch",
+             "torch-model": "torch", "jax": "jax", "autograd": "autograd"}
 
 
 def _rss_mb():
@@ -45,19 +75,13 @@ def _peak_rss_mb():
 
 
 def _batch(cfg, rng):
-    import numpy as np
-
     B, T, V = cfg["batch"], cfg["length"], cfg["vocab"]
     src = rng.integers(3, V, size=(B, T))
     tgt = rng.integers(3, V, size=(B, T + 1))
     return src.astype(np.int64), tgt[:, :-1].astype(np.int64), tgt[:, 1:].astype(np.int64)
 
 
-def run_minigrad(cfg, steps, warmup, report_memory_every=0):
-    import time
-
-    import numpy as np
-
+def run_minigrad_model(cfg, steps, warmup, report_memory_every=0):
     import minigrad as mg
     import minigrad.nn.functional as F
     from minigrad import optim
@@ -89,11 +113,9 @@ def run_minigrad(cfg, steps, warmup, report_memory_every=0):
     return {"median_ms": 1000 * float(np.median(times)), "peak_mb": _peak_rss_mb() - baseline}
 
 
-def run_torch(cfg, steps, warmup):
+def run_torch_model(cfg, steps, warmup):
     import math
-    import time
 
-    import numpy as np
     import torch
     from torch import nn
 
@@ -147,6 +169,213 @@ def run_torch(cfg, steps, warmup):
             "threads": torch.get_num_threads(), "version": torch.__version__}
 
 
+def _batches(cfg, n=4):
+    rng = np.random.default_rng(0)
+    return [_batch(cfg, rng) for _ in range(n)]
+
+
+def make_step(library, cfg):
+    """(step, grads_of_first_batch): step(i) runs training step i; grads_of_first_batch() gives
+    (loss, {name: gradient}) of batch 0 without dropout, from the initial weights."""
+    weights = peers.init_weights(cfg)
+    batches = _batches(cfg)
+    if library == "minigrad" or library.startswith("torch"):
+        if library == "minigrad":
+            import minigrad as lib
+        else:
+            import torch as lib
+        be = peers.TorchLike(lib)
+        w = {k: lib.tensor(v.copy(), requires_grad=True) for k, v in weights.items()}
+        data = [tuple(lib.tensor(a) for a in batch) for batch in batches]
+        optimizer = lib.optim.Adam(list(w.values()), lr=LR)
+        def call(w_, src, tgt_in, tgt_out, p):
+            return peers.loss_fn(be, w_, cfg, src, tgt_in, tgt_out, p)
+
+        if library == "torch-compile":  # one compiled function per dropout probability: no recompiling
+            compiled = {}
+
+            def call(w_, src, tgt_in, tgt_out, p, eager=call):
+                if p not in compiled:
+                    compiled[p] = lib.compile(lambda *args: eager(*args, p))
+                return compiled[p](w_, src, tgt_in, tgt_out)
+
+        def step(i):
+            loss = call(w, *data[i % len(data)], DROPOUT)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+        def grads_of_first_batch():
+            loss = call(w, *data[0], 0.0)  # torch-compile: the compiled function
+            loss.backward()
+            grads = {k: np.array(t.grad.numpy(), copy=True) for k, t in w.items()}
+            for t in w.values():
+                t.grad = None
+            return float(loss.item()), grads
+
+        return step, grads_of_first_batch
+    if library == "jax":
+        return _jax_step(cfg, weights, batches)
+    if library == "autograd":
+        return _autograd_step(cfg, weights, batches)
+    raise ValueError(f"no step for library {library!r}")
+
+
+def _jax_step(cfg, weights, batches):
+    import jax
+    import jax.numpy as jnp
+
+    class Keys:  # dropout masks from a key that the step passes in (split anew for every mask)
+        key = None
+
+        @staticmethod
+        def mask(shape, p):
+            Keys.key, sub = jax.random.split(Keys.key)
+            return jax.random.bernoulli(sub, 1.0 - p, shape)
+
+    be = peers.NumpyLike(jnp, Keys.mask)
+
+    def loss(params, key, src, tgt_in, tgt_out, p):
+        Keys.key = key
+        return peers.loss_fn(be, params, cfg, src, tgt_in, tgt_out, p)
+
+    try:
+        import optax
+
+        optimizer = optax.adam(LR)
+    except ImportError:
+        optimizer = _hand_adam(jnp)
+    params = {k: jnp.asarray(v) for k, v in weights.items()}
+    state = {"params": params, "opt": optimizer.init(params), "key": jax.random.PRNGKey(0)}
+    data = [tuple(jnp.asarray(a) for a in batch) for batch in batches]
+
+    @jax.jit
+    def train_step(params, opt_state, key, src, tgt_in, tgt_out):
+        key, sub = jax.random.split(key)
+        value, grads = jax.value_and_grad(loss)(params, sub, src, tgt_in, tgt_out, DROPOUT)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return value, {k: params[k] + updates[k] for k in params}, opt_state, key
+
+    def step(i):
+        value, state["params"], state["opt"], state["key"] = train_step(
+            state["params"], state["opt"], state["key"], *data[i % len(data)])
+        value.block_until_ready()
+
+    def grads_of_first_batch():
+        value, grads = jax.jit(jax.value_and_grad(loss), static_argnums=5)(state["params"], state["key"], *data[0], 0.0)
+        return float(value), {k: np.asarray(g) for k, g in grads.items()}
+
+    return step, grads_of_first_batch
+
+
+def _hand_adam(xp):
+    """Adam as optax spells it (init, update), PyTorch's formula, for JAX without optax."""
+    class Adam:
+        @staticmethod
+        def init(params):
+            zeros = {k: xp.zeros_like(v) for k, v in params.items()}
+            return {"t": 0, "m": zeros, "v": dict(zeros)}
+
+        @staticmethod
+        def update(grads, state, params=None, beta1=0.9, beta2=0.999, eps=1e-8):
+            t = state["t"] + 1
+            m = {k: beta1 * state["m"][k] + (1 - beta1) * g for k, g in grads.items()}
+            v = {k: beta2 * state["v"][k] + (1 - beta2) * g * g for k, g in grads.items()}
+            step_size = LR / (1 - beta1 ** t)
+            correction = (1 - beta2 ** t) ** 0.5
+            updates = {k: -step_size * m[k] / (xp.sqrt(v[k]) / correction + eps) for k in grads}
+            return updates, {"t": t, "m": m, "v": v}
+
+    return Adam
+
+
+def _autograd_step(cfg, weights, batches):
+    import autograd
+    import autograd.numpy as anp
+
+    rng = np.random.default_rng(0)
+    be = peers.NumpyLike(anp, lambda shape, p: rng.random(shape, dtype=np.float32) >= p)
+    params = {k: v.copy() for k, v in weights.items()}
+    adam = _hand_adam(np)
+    state = {"opt": adam.init(params)}
+    value_and_grad = autograd.value_and_grad(
+        lambda params, src, tgt_in, tgt_out, p: peers.loss_fn(be, params, cfg, src, tgt_in, tgt_out, p))
+
+    def step(i):
+        _, grads = value_and_grad(params, *batches[i % len(batches)], DROPOUT)
+        updates, state["opt"] = adam.update(grads, state["opt"])
+        for k in params:
+            params[k] += updates[k].astype(np.float32)
+
+    def grads_of_first_batch():
+        value, grads = value_and_grad(params, *batches[0], 0.0)
+        return float(value), grads
+
+    return step, grads_of_first_batch
+
+
+def run_peer(library, cfg, steps, warmup, check_path=None):
+    """Time `steps` steps of `library` after `warmup`; with check_path, first save the loss and the
+    gradients of batch 0 there (train_step.py compares them across libraries)."""
+    step, grads_of_first_batch = make_step(library, cfg)
+    if check_path:
+        loss, grads = grads_of_first_batch()
+        np.savez(check_path, __loss__=np.float64(loss), **grads)
+    if steps == 0:
+        return {}
+    baseline = _rss_mb()
+    _reset_peak_rss()
+    times = []
+    for i in range(warmup + steps):
+        start = time.perf_counter()
+        step(i)
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    return {"median_ms": 1000 * float(np.median(times)), "peak_mb": _peak_rss_mb() - baseline}
+
+
+def record_products(cfg):
+    """Every matrix product (a, b) of one minigrad training step (after one warm-up step)."""
+    import importlib
+
+    from minigrad import threads
+
+    # the modules themselves: minigrad.ops.matmul is also the name of a function
+    modules = [importlib.import_module("minigrad.ops.linear"), importlib.import_module("minigrad.ops.matmul")]
+    names = ["matmul", "blocked_matmul"]
+    recorded = []
+
+    def recording(a, b):
+        recorded.append((a, b))  # the operands themselves, so that their memory layout is kept
+        return threads.matmul(a, b)
+
+    step, _ = make_step("minigrad", cfg)
+    step(0)
+    for module, name in zip(modules, names):
+        setattr(module, name, recording)
+    try:
+        step(1)
+    finally:
+        for module, name in zip(modules, names):
+            setattr(module, name, threads.matmul)
+    return recorded
+
+
+def gemm_time(cfg, steps):
+    """Median time of the matrix products of one minigrad step, replayed through minigrad's matmul."""
+    from minigrad import threads
+
+    recorded = record_products(cfg)
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        for a, b in recorded:
+            threads.matmul(a, b)
+        times.append(time.perf_counter() - start)
+    flops = sum(2 * max(a.size * b.shape[-1], b.size * a.shape[-2]) for a, b in recorded)
+    return {"median_ms": 1000 * float(np.median(times)), "products": len(recorded), "gflop": flops / 1e9}
+
+
 def profile_minigrad(cfg, steps):
     """Per-op time, forward and backward, from cProfile: each op's forward and backward are functions."""
     import cProfile
@@ -154,7 +383,7 @@ def profile_minigrad(cfg, steps):
 
     profiler = cProfile.Profile()
     profiler.enable()
-    run_minigrad(cfg, steps, 0)
+    run_minigrad_model(cfg, steps, 0)
     profiler.disable()
     import minigrad as mg
 
@@ -178,79 +407,151 @@ def profile_minigrad(cfg, steps):
         print(f"{ms:8.2f} {ms / total:6.1%}  {name}")
 
 
-def _child(library, size, steps, warmup):
-    fn = run_minigrad if library == "minigrad" else run_torch
-    print(json.dumps(fn(SIZES[size], steps, warmup)))
+def _child(library, size, steps, warmup, check_path):
+    cfg = SIZES[size]
+    if library == "gemm":
+        result = gemm_time(cfg, steps)
+    elif library == "minigrad-model":
+        result = run_minigrad_model(cfg, steps, warmup)
+    elif library == "torch-model":
+        result = run_torch_model(cfg, steps, warmup)
+    else:
+        result = run_peer(library, cfg, steps, warmup, check_path or None)
+    print(json.dumps(result))
 
 
 # glibc returns large freed blocks to the OS at once, so every large temporary of the next step
 # page-faults its memory in anew; raising these thresholds keeps freed memory for reuse. It made
-# whole steps faster for both libraries, so both run under the same setting (--no-malloc-tuning: off).
+# whole steps faster for every library, so all run under the same setting (--no-malloc-tuning: off).
 MALLOC_TUNING = {"MALLOC_MMAP_THRESHOLD_": str(2**30), "MALLOC_TRIM_THRESHOLD_": str(2**30)}
 
 
-def _measure(library, size, steps, warmup, malloc_tuning=True):
-    env = {**os.environ, **(MALLOC_TUNING if malloc_tuning else {})}
-    out = subprocess.run([sys.executable, __file__, "--child", library, size, str(steps), str(warmup)],
-                         capture_output=True, text=True, check=True, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def _command(library, size, steps, warmup, check_path=""):
+    return [sys.executable, __file__, "--child", library, size, str(steps), str(warmup), check_path]
 
 
-def _summarise(results):
-    import numpy as np
+def _env(malloc_tuning):
+    return {**os.environ, **(MALLOC_TUNING if malloc_tuning else {})}
 
-    return {"median_ms": float(np.median([r["median_ms"] for r in results])),
-            "peak_mb": max(r["peak_mb"] for r in results)}
+
+def _result(done, library):
+    if done.returncode != 0:
+        raise SystemExit(f"{library} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _measure(library, size, steps, warmup, malloc_tuning=True, check_path=""):
+    done = subprocess.run(_command(library, size, steps, warmup, check_path), capture_output=True, text=True,
+                          env=_env(malloc_tuning))
+    return _result(done, library)
+
+
+def _measure_together(library, size, steps, warmup, n, malloc_tuning=True):
+    """Start n identical processes at once; their results."""
+    running = [subprocess.Popen(_command(library, size, steps, warmup), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=_env(malloc_tuning)) for _ in range(n)]
+    results = []
+    for process in running:
+        out, err = process.communicate()
+        results.append(_result(subprocess.CompletedProcess(process.args, process.returncode, out, err), library))
+    return results
+
+
+def check_agreement(reference, other, library, rtol=2e-2, atol=1e-5):
+    """Stop unless `other` (a library's loss and gradients) matches minigrad's `reference`.
+
+    float32 throughout, so the tolerance is relative to each gradient's largest value: a different
+    order of summation (torch.compile's fused kernels) moved the smallest gradients of the small
+    model by up to 1.6% of their largest value; a wrong formula moves them by far more.
+    """
+    with np.load(reference) as ours, np.load(other) as theirs:
+        problems = []
+        if set(ours.files) != set(theirs.files):
+            problems.append(f"different names: {sorted(set(ours.files) ^ set(theirs.files))}")
+        for name in sorted(set(ours.files) & set(theirs.files)):
+            a, b = ours[name].astype(np.float64), theirs[name].astype(np.float64)
+            scale = max(float(np.abs(a).max(initial=0.0)), 1e-12)  # gradients of different sizes, one tolerance
+            error = float(np.abs(a - b).max(initial=0.0))
+            if a.shape != b.shape or error > atol + rtol * scale:
+                problems.append(f"{name}: max |difference| {error:.3g} (largest value {scale:.3g})")
+    if problems:
+        raise SystemExit(f"{library} does not compute minigrad's loss and gradients:\n  " + "\n  ".join(problems))
+
+
+def _available(library):
+    try:
+        __import__(MODULE_OF[library])
+        return True
+    except ImportError:
+        return False
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
+    parser.add_argument("--libraries", nargs="+", default=DEFAULT_LIBRARIES, choices=LIBRARIES)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=1, help="alternate the libraries this many times; report "
+                        "the median of the per-run medians")
+    parser.add_argument("--parallel", type=int, default=0, metavar="N",
+                        help="also run N identical processes at once and report each one's slowdown")
+    parser.add_argument("--no-check", action="store_true", help="skip the check that all libraries agree")
     parser.add_argument("--profile", choices=list(SIZES))
     parser.add_argument("--memory-steps", type=int, metavar="N",
                         help="train the tiny model N steps and print minigrad's resident memory along the way")
     parser.add_argument("--no-malloc-tuning", action="store_true", help="run with glibc's default malloc settings")
-    parser.add_argument("--repeats", type=int, default=1, help="alternate the libraries this many times; report "
-                        "the median of the per-run medians")
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        library, size, steps, warmup = args.child
-        return _child(library, size, int(steps), int(warmup))
+        library, size, steps, warmup, check_path = args.child
+        return _child(library, size, int(steps), int(warmup), check_path)
     if args.profile:
         return profile_minigrad(SIZES[args.profile], args.steps)
     if args.memory_steps:
-        run_minigrad(SIZES["tiny"], args.memory_steps, 0, report_memory_every=max(args.memory_steps // 10, 1))
+        run_minigrad_model(SIZES["tiny"], args.memory_steps, 0, report_memory_every=max(args.memory_steps // 10, 1))
         return None
-    try:
-        import torch  # noqa: F401
-
-        have_torch = True
-    except ImportError:
-        have_torch = False
-    import numpy as np
-
+    libraries = [lib for lib in args.libraries if _available(lib)]
+    missing = sorted(set(args.libraries) - set(libraries))
     tuning = not args.no_malloc_tuning
-    print(f"numpy {np.__version__}, {os.cpu_count()} cores, malloc tuning {'on' if tuning else 'off'}, "
-          f"{args.steps} timed steps after {args.warmup} warm-up steps, {args.repeats} repeat(s)")
-    print(f"{'size':>6} | {'minigrad ms':>11} {'peak MB':>8} | {'torch ms':>9} {'peak MB':>8} | {'time ratio':>10}")
+    import minigrad as mg
+
+    versions = {"numpy": np.__version__}
+    for module in sorted({MODULE_OF[lib] for lib in libraries} - {"minigrad"}):
+        versions[module] = getattr(__import__(module), "__version__", "?")
+    print(f"{os.cpu_count()} cores; {', '.join(f'{k} {v}' for k, v in versions.items())}; minigrad threads "
+          f"{mg.get_num_threads()}; malloc tuning {'on' if tuning else 'off'}; {args.steps} timed steps after "
+          f"{args.warmup} warm-up steps, {args.repeats} repeat(s)" + (f"; not installed: {missing}" if missing else ""))
     for size in args.sizes:
-        runs = {"minigrad": [], "torch": []}
-        for _ in range(args.repeats):  # alternate, so that drifts of the machine hit both alike
-            runs["minigrad"].append(_measure("minigrad", size, args.steps, args.warmup, tuning))
-            if have_torch:
-                runs["torch"].append(_measure("torch", size, args.steps, args.warmup, tuning))
-        ours = _summarise(runs["minigrad"])
-        line = f"{size:>6} | {ours['median_ms']:>11.1f} {ours['peak_mb']:>8.1f} | "
-        if have_torch:
-            theirs = _summarise(runs["torch"])
-            ratio = ours["median_ms"] / theirs["median_ms"]
-            line += f"{theirs['median_ms']:>9.1f} {theirs['peak_mb']:>8.1f} | {ratio:>10.2f}"
-        else:
-            line += f"{'-':>9} {'-':>8} | {'-':>10}"
-        print(line, flush=True)
+        if not args.no_check:
+            with tempfile.TemporaryDirectory() as folder:
+                paths = {lib: os.path.join(folder, f"{lib}.npz") for lib in ["minigrad"] + libraries if lib in PEERS}
+                for lib, path in paths.items():
+                    _measure(lib, size, 0, 0, tuning, check_path=path)
+                agreed = [lib for lib in paths if lib != "minigrad"]
+                for lib in agreed:
+                    check_agreement(paths["minigrad"], paths[lib], lib)
+            print(f"{size}: the loss and all gradients of one batch agree with minigrad's (to 2% of each "
+                  f"gradient's largest value): {', '.join(agreed) or '-'}")
+        runs = {lib: [] for lib in libraries + ["gemm"]}
+        for _ in range(args.repeats):  # alternate, so that drifts of the machine hit all alike
+            for lib in libraries + ["gemm"]:
+                runs[lib].append(_measure(lib, size, args.steps, args.warmup, tuning))
+        ours = float(np.median([r["median_ms"] for r in runs["minigrad" if "minigrad" in runs else libraries[0]]]))
+        print(f"{'size':>6} {'library':>15} | {'ms/step':>8} {'peak MB':>8} | {'ratio':>6}")
+        for lib in libraries + ["gemm"]:
+            ms = float(np.median([r["median_ms"] for r in runs[lib]]))
+            peak = max((r.get("peak_mb", float("nan")) for r in runs[lib]), default=float("nan"))
+            note = (f"  ({runs[lib][0]['products']} products, {runs[lib][0]['gflop']:.1f} GFLOP; step/gemm "
+                    f"{ours / ms:.2f})") if lib == "gemm" else ""
+            print(f"{size:>6} {lib:>15} | {ms:>8.1f} {peak:>8.1f} | {ms / ours:>6.2f}{note}", flush=True)
+        if args.parallel:
+            for lib in libraries:
+                alone = float(np.median([r["median_ms"] for r in runs[lib]]))
+                together = [r["median_ms"] for r in _measure_together(lib, size, args.steps, args.warmup,
+                                                                       args.parallel, tuning)]
+                print(f"{size:>6} {lib:>15} | {args.parallel} at once: " + ", ".join(f"{ms:.1f}" for ms in together)
+                      + " ms; slowdown " + ", ".join(f"{ms / alone:.2f}x" for ms in together), flush=True)
 
 
 if __name__ == "__main__":

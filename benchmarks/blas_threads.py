@@ -1,0 +1,87 @@
+"""The measurements behind minigrad's thread policy (minigrad/threads.py).
+
+    python benchmarks/blas_threads.py                # the products of a small training step
+    python benchmarks/blas_threads.py --size base --threads 2
+
+For each matrix product shape of one training step (benchmarks/peers.py, recorded as in
+train_step.py's `gemm` row), the median time of:
+  one BLAS thread       np.matmul with OpenBLAS held to one thread (minigrad's setting)
+  BLAS threads          np.matmul with OpenBLAS allowed --threads threads (its own threads, which spin)
+  minigrad 1 / n        minigrad's matmul, cut into shape-determined blocks, on 1 and on --threads threads
+and whether each variant gives the same bits as one BLAS thread. Then the cost of changing
+OpenBLAS's thread count for every product, through threadpoolctl and through OpenBLAS's own
+function: the price of switching per product size.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+from threadpoolctl import ThreadpoolController
+
+import minigrad as mg
+from minigrad import threads
+
+import train_step  # beside this script, which Python puts first on sys.path
+
+
+def median_ms(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1000 * float(np.median(times))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", default="small", choices=list(train_step.SIZES))
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args()
+    blas = ThreadpoolController().select(user_api="blas")
+    n = args.threads
+    groups = {}  # products of the same shapes and layout, timed once, counted as often as they occur
+    for a, b in train_step.record_products(train_step.SIZES[args.size]):
+        groups.setdefault((a.shape, a.strides, b.shape, b.strides), [a, b, 0])[2] += 1
+    print(f"{args.size} step: {sum(g[2] for g in groups.values())} products of {len(groups)} kinds; "
+          f"{os.cpu_count()} cores; ms per product, median of {args.repeats}")
+    print(f"{'a @ b':>36} {'x':>3} | {'1 BLAS':>7} {f'{n} BLAS':>7} {'mg 1':>7} {f'mg {n}':>7} | same bits")
+    totals = np.zeros(4)
+    for (shape_a, _, shape_b, _), (a, b, count) in groups.items():
+        blas.limit(limits=1)
+        reference = np.matmul(a, b)
+        row = [median_ms(lambda: np.matmul(a, b), args.repeats)]
+        blas.limit(limits=n)
+        same = [np.matmul(a, b).tobytes() == reference.tobytes()]
+        row.append(median_ms(lambda: np.matmul(a, b), args.repeats))
+        blas.limit(limits=1)
+        for threads_ in (1, n):
+            mg.set_num_threads(threads_)
+            same.append(threads.matmul(a, b).tobytes() == reference.tobytes())
+            row.append(median_ms(lambda: threads.matmul(a, b), args.repeats))
+        mg.set_num_threads(1)
+        totals += count * np.array(row)
+        print(f"{f'{shape_a} @ {shape_b}':>36} {count:>3} | " + " ".join(f"{ms:7.3f}" for ms in row)
+              + " | " + " ".join("yes" if s else "NO" for s in same))
+    print(f"{'all products of one step':>40} | " + " ".join(f"{ms:7.2f}" for ms in totals))
+    calls = 2000
+    start = time.perf_counter()
+    for i in range(calls):
+        blas.limit(limits=1 + i % 2)
+    via_threadpoolctl = (time.perf_counter() - start) / calls
+    controller = blas.lib_controllers[0]
+    start = time.perf_counter()
+    for i in range(calls):
+        controller.set_num_threads(1 + i % 2)
+    via_library = (time.perf_counter() - start) / calls
+    blas.limit(limits=1)
+    print(f"changing BLAS threads per product: {1e6 * via_threadpoolctl:.1f} us through threadpoolctl's limit(), "
+          f"{1e6 * via_library:.1f} us through the library's own set_num_threads; the step makes "
+          f"{sum(g[2] for g in groups.values())} products")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

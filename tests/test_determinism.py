@@ -1,0 +1,130 @@
+"""A seeded training run gives the same bits whatever the threads: BLAS's from the environment, or
+minigrad's own (mg.set_num_threads). See minigrad/threads.py for why that holds by construction."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+import minigrad as mg
+from minigrad import threads
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPS = 12
+
+
+# The copy model's products are too small to be cut into blocks by default; these runs cut every
+# product of 2^14 multiply-adds or more, so that the worker threads do take part in the training.
+SMALL_BLOCKS = "from minigrad import threads; threads.MACS_PER_BLOCK = 2**13; "
+
+
+def _train(out, env=None, num_threads=None):
+    """`python -m models.cli train copy --steps STEPS --out out` in a fresh process; with
+    num_threads, the same after mg.set_num_threads(num_threads) and with SMALL_BLOCKS."""
+    cli = ["-m", "models.cli"]
+    if num_threads is not None:
+        cli = ["-c", f"import sys, minigrad as mg; {SMALL_BLOCKS}mg.set_num_threads({num_threads}); "
+                     "from models.cli import main; sys.exit(main(sys.argv[1:]))"]
+    command = [sys.executable, *cli, "train", "copy", "--steps", str(STEPS), "--seed", "3", "--quiet", "--out", str(out)]
+    subprocess.run(command, check=True, cwd=ROOT, capture_output=True, env={**os.environ, **(env or {})})
+    return mg.load(out)
+
+
+def _assert_identical(a, b, where="checkpoint"):
+    """Every array, number and string of two loaded checkpoints is the same, to the bit."""
+    assert type(a) is type(b), where
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for key in a:
+            _assert_identical(a[key], b[key], f"{where}[{key!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_identical(x, y, f"{where}[{i}]")
+    elif isinstance(a, (np.ndarray, mg.Tensor)):
+        x, y = np.asarray(a), np.asarray(b)
+        assert x.dtype == y.dtype and x.shape == y.shape, where
+        assert x.tobytes() == y.tobytes(), f"{where} differs: max |difference| {np.abs(x - y).max()}"
+    else:
+        assert a == b, where
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    return _train(tmp_path_factory.mktemp("ref") / "copy.npz", env={"OPENBLAS_NUM_THREADS": "1",
+                                                                    "OMP_NUM_THREADS": "1"})
+
+
+@pytest.mark.parametrize("env", [{"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"},
+                                 {"OPENBLAS_NUM_THREADS": "8", "OMP_NUM_THREADS": "8", "MKL_NUM_THREADS": "8"}],
+                         ids=["blas-2", "blas-8"])
+def test_training_ignores_blas_threads_of_the_environment(reference, tmp_path, env):
+    _assert_identical(reference, _train(tmp_path / "copy.npz", env=env))
+
+
+@pytest.fixture(scope="module")
+def reference_small_blocks(tmp_path_factory):
+    return _train(tmp_path_factory.mktemp("ref") / "copy.npz", num_threads=1)
+
+
+@pytest.mark.parametrize("num_threads", [2, 3])
+def test_training_is_the_same_on_minigrad_threads(reference_small_blocks, tmp_path, num_threads):
+    _assert_identical(reference_small_blocks, _train(tmp_path / "copy.npz", num_threads=num_threads))
+
+
+def test_the_run_is_a_real_training(reference):
+    # the comparison above means something only if the runs trained: losses fell, weights moved
+    losses = reference["history"]["loss"]
+    assert len(losses) == STEPS and losses[-1] < losses[0]
+
+
+def test_blas_is_held_to_one_thread():
+    assert all(pool["num_threads"] == 1 for pool in threadpool_info() if pool["user_api"] == "blas")
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [
+    ((1536, 128), (128, 512)),          # a linear layer's forward (N, in) @ (in, out)
+    ((512, 1536), (1536, 128)),         # its weight gradient g^T x: a long sum over N
+    ((64, 24, 128), (128, 512)),        # 3-D input through a 2-D weight
+    ((32, 8, 128, 64), (32, 8, 64, 128)),  # attention scores, batched: whole matrices per block
+    ((3, 1536, 64), (64, 700)),
+    ((700, 3000), (3000, 90)),          # rows not a multiple of the block count
+])
+def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, monkeypatch):
+    cuts = []
+    monkeypatch.setattr(threads, "_run", lambda blocks, run=threads._run: cuts.append(len(blocks)) or run(blocks))
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(shape_a, dtype=np.float32)
+    b = rng.standard_normal(shape_b, dtype=np.float32)
+    results = []
+    try:
+        for n in (1, 2, 3, 5):
+            mg.set_num_threads(n)
+            results.append(threads.matmul(a, b))
+    finally:
+        mg.set_num_threads(1)
+    np.testing.assert_allclose(results[0], np.matmul(a.astype(np.float64), b), rtol=1e-4, atol=1e-3)
+    for other in results[1:]:
+        assert other.tobytes() == results[0].tobytes()
+    assert len(cuts) == 4 and len(set(cuts)) == 1 and cuts[0] >= 2  # really cut, and the same way each time
+
+
+def test_blocked_matmul_raises_errors_of_its_blocks_and_goes_on_working():
+    a = np.ones((1024, 4096), np.float32)
+    try:
+        mg.set_num_threads(2)
+        with pytest.raises(ValueError):
+            threads.matmul(a, np.ones((64, 4096), np.float32))  # inner dims 4096 and 64 do not align
+        assert (threads.matmul(a, np.ones((4096, 64), np.float32)) == 4096).all()
+    finally:
+        mg.set_num_threads(1)
+
+
+def test_set_num_threads_checks_its_argument():
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="set_num_threads"):
+            mg.set_num_threads(bad)
+    assert mg.get_num_threads() == 1
