@@ -125,9 +125,9 @@ def _translate(args):
         if confidence.is_low:
             print(f"warning: {text!r}: low confidence (p(output) < {inference.LOW_CONFIDENCE}): "
                   "the model is guessing", file=sys.stderr, flush=True)
-        problem = inference.calendar_date_problem(answer) if task == "dates" else None
+        problem = inference.answer_problem(task, answer, parsed)
         if problem:
-            print(f"warning: {text!r}: {answer!r} is not a calendar date: {problem}", file=sys.stderr, flush=True)
+            print(f"warning: {text!r}: {answer!r} {problem}", file=sys.stderr, flush=True)
     return 0
 
 

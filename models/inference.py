@@ -21,8 +21,10 @@
    model can be confidently wrong on inputs far from its training data, which is why the dates task
    also checks its output's meaning (3).
 
-3. **Dates must be real calendar dates** (`calendar_date_problem`): the dates model writes ISO 8601
-   YYYY-MM-DD one character at a time and nothing stops it from writing 2021-02-30 or 0000-07-00.
+3. **The answer must have the task's form** (`answer_problem`): the dates model writes ISO 8601
+   YYYY-MM-DD one character at a time and nothing stops it from writing 2021-02-30 or 0000-07-00, so
+   its answer must be a real calendar date (`calendar_date_problem`); an addition answer is three
+   digits; a copy or reverse answer has as many digits as its input.
 """
 import calendar
 import datetime
@@ -67,7 +69,7 @@ def trained_length(task, task_args):
 
 
 def check_source(text, task, vocab, max_len, length=None):
-    """The symbols of `text` for a seq2seq model, or InputError if it is empty, too long for the
+    """The symbols of `text` for a seq2seq model, or InputError if it is empty (or blank), too long for the
     model's positional table, not of the task's one trained `length` (when given), or holds symbols
     outside the vocabulary."""
     symbols = source_symbols(task, text)
@@ -77,7 +79,7 @@ def check_source(text, task, vocab, max_len, length=None):
         takes = f"the {task} model takes exactly {length} {unit}, the length it was trained on"
     else:
         takes = f"the {task} model takes 1 to {limit} {unit} (its positional table covers {max_len} positions)"
-    if not symbols:
+    if not text.strip():  # also blank: spaces are characters of dates, but a blank input holds no date
         raise InputError(f"the input is empty: {takes}")
     if len(symbols) > limit or (length is not None and len(symbols) != length):
         raise InputError(f"the input has {len(symbols)} {unit}: {takes}: {_shown(text)}")
@@ -174,7 +176,21 @@ def score_continuation(model, prompt_ids, continuation_ids, vocab):
     return _confidence(predicting, np.array(continuation), vocab)
 
 
-# ---- 3. dates ------------------------------------------------------------------------------------
+# ---- 3. the answer's form -------------------------------------------------------------------------
+def answer_problem(task, answer, source):
+    """None if the answer has the form the task's answers have; otherwise what is wrong, as a phrase
+    that follows the answer ("'0000-07-00' is not a calendar date: there is no year 0000").
+    The form only: a well-formed answer can still be wrong (that is what the confidence is for)."""
+    if task == "dates":
+        problem = calendar_date_problem(answer)
+        return None if problem is None else f"is not a calendar date: {problem}"
+    if task == "addition":
+        return None if re.fullmatch(r"[0-9]{3}", answer) else "is not a sum: the model writes sums as three digits"
+    if len(answer) != len(source):  # copy, reverse: as many symbols out as in
+        return f"has {len(answer)} digits, its input {len(source)}"
+    return None
+
+
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 
 
