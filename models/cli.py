@@ -119,7 +119,7 @@ def _translate(args):
         if args.verbose or confidence.is_low:
             print(f"  {confidence.summary()}")
         if candidates:
-            print(f"  {len(candidates)} beam candidates, best first (score: log p / ((5 + length) / 6) ** 0.6):")
+            print(f"  {len(candidates)} beam candidates, best first (score: the length-normalised log p that ranks them):")
             for rank, (ids, log_prob, score) in enumerate(candidates, 1):
                 print(f"  {rank:3d}. {tgt_vocab.decode(ids)!r:16} p = {math.exp(log_prob):.3f}  score {score:.3f}")
         if confidence.is_low:

@@ -18,8 +18,8 @@
    An output is *low confidence* when its sequence probability is below LOW_CONFIDENCE = 0.5: the model
    itself gives its answer less than an even chance, so the answer is a guess. (The least likely token
    is shown beside it, since it says where the doubt is.) These are the model's own probabilities: a
-   model can be confidently wrong on inputs far from its training data, which is why the dates task
-   also checks its output's meaning (3).
+   model can be confidently wrong on inputs far from its training data, which is why every answer's
+   form is checked too (3).
 
 3. **The answer must have the task's form** (`answer_problem`): the dates model writes ISO 8601
    YYYY-MM-DD one character at a time and nothing stops it from writing 2021-02-30 or 0000-07-00, so
