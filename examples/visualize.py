@@ -99,7 +99,7 @@ def blame_demo():
             return BadSwish.apply(x)
 
     model = small_model().double()
-    model.encoder.layers[0].feed_forward.activation = Swish()
+    model.encoder.layers[0].activation = Swish()  # the feed-forward layer's activation
     src, tgt_in, targets = small_batch()
 
     def loss():
@@ -131,12 +131,12 @@ def date_model(steps, checkpoint):
 def plot_date_attention(trainer, text, out_dir):
     task, model = trainer.task, trainer.model
     src = task.encode_source(text)  # (1, S)
-    out = greedy_decode(model, src, task.max_target_len, BOS, EOS).detach().numpy()  # (1, T + 1): BOS, answer, EOS
+    out = greedy_decode(model, src, task.max_target_len, BOS, EOS).numpy()  # (1, T + 1): BOS, answer, EOS
     answer = task.tgt_vocab.decode(out[0])
     # one teacher-forced pass over the decoded answer records every block's weights at once
     maps = viz.attention_weights(model, mg.tensor(src), mg.tensor(out[:, :-1]))
     layer = len(model.decoder.layers) - 1
-    weights = maps[f"decoder.layers.{layer}.cross_attn"][0]  # (h, T, S)
+    weights = maps[f"decoder.layers.{layer}.multihead_attn"][0]  # (h, T, S): the cross-attention
     # query row t reads decoder input t and predicts output token t + 1: label it by that output
     produced = [task.tgt_vocab.itos[i] for i in out[0, 1:]]
     fig = viz.plot_attention(weights, list(text), produced, ncols=2, ylabel="output token (query)",

@@ -5,8 +5,9 @@
     (x.softmax(dim=-1) * mg.arange(4.0)).sum().backward()
     x.grad
 
-The layers of the design: tensor.py (the Tensor), function.py (the op base class), engine.py
-(backward), ops/ (the primitive ops), gradcheck.py (finite-difference checks), then nn/ and optim/.
+The layers of the design: tensor.py (the Tensor), function.py (the primitive op base class, on NumPy
+arrays), engine.py (backward), ops/ (the primitive ops), gradcheck.py (finite-difference checks), then
+autograd/ (PyTorch's autograd API: Function on Tensors, grad, gradcheck), nn/, optim/ and utils/data.
 """
 from .creation import (
     arange, eye, from_numpy, full, full_like, ones, ones_like, rand, randint, randn, randperm, tensor,
@@ -27,7 +28,7 @@ from .ops import (
 from .random import manual_seed
 from .threads import get_num_threads, set_num_threads
 from .serialization import CheckpointError, load, save
-from . import nn, optim
+from . import autograd, nn, optim, utils
 from .tensor import Tensor
 
 float = float32  # noqa: A001  (PyTorch's aliases)

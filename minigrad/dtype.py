@@ -25,8 +25,49 @@ def set_default_dtype(dtype):
 
 
 def to_dtype(dtype):
-    """Normalise anything NumPy understands as a dtype (np.float32, 'float64', mg.int64) to np.dtype."""
+    """Normalise anything NumPy understands as a dtype (np.float32, 'float64', mg.int64) to np.dtype;
+    refuse those a tensor cannot hold (complex, object, strings, ...), naming them."""
     try:
-        return np.dtype(dtype)
+        parsed = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"not a dtype: {dtype!r}") from None
+    _refuse_unsupported(parsed, "dtype")
+    return parsed
+
+
+def is_dtype_name(name):
+    """Whether the string `name` names a NumPy dtype ('float32', 'int64'; not 'cpu' or 'cuda')."""
+    try:
+        np.dtype(name)
+    except TypeError:
+        return False
+    return True
+
+
+class UnsupportedDtypeError(TypeError):
+    """A NumPy dtype that a tensor cannot hold (complex, object, strings, dates, records)."""
+
+
+# bool, signed and unsigned integers, floating point: what PyTorch's real dtypes cover
+_SUPPORTED_KINDS = "biuf"
+_KIND_NAMES = {"c": "complex", "O": "object", "U": "string", "S": "bytes", "M": "datetime", "m": "timedelta",
+               "V": "structured (record)"}
+
+
+def checked(array, op):
+    """`array` itself if a tensor can hold its dtype; else an error naming `op` and the dtype.
+
+    Checked where a tensor is made, so that a complex array cannot lose its imaginary part in a later
+    `exp`, and an object array cannot fail later with an unrelated message.
+    """
+    _refuse_unsupported(array.dtype, op)
+    return array
+
+
+def _refuse_unsupported(dtype, op):
+    if dtype.kind not in _SUPPORTED_KINDS:
+        kind = _KIND_NAMES.get(dtype.kind, dtype.kind)
+        raise UnsupportedDtypeError(
+            f"{op}: {dtype} ({kind}) is not a supported dtype; minigrad tensors hold bool, integer or "
+            "floating point numbers"
+        )

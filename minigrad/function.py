@@ -1,4 +1,9 @@
-"""The op base class. One primitive op is one `Function` subclass with `forward` and `backward`.
+"""The primitive op base class. One primitive op is one `Function` subclass with `forward` and `backward`.
+
+This is the array level: every op in minigrad/ops/ is one of these, and the engine's graph nodes are
+their instances. Users who write their own op in PyTorch's form, on Tensors, subclass
+`minigrad.autograd.Function`, which is built on this class (see minigrad/autograd/function.py): the
+same idea one level up. Here forward and backward see NumPy arrays:
 
     class Cube(mg.Function):
         @staticmethod

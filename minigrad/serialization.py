@@ -13,6 +13,7 @@ checkpoint as it was and no temporary file behind.
 import json
 import os
 import secrets
+import struct
 import zipfile
 import zlib
 
@@ -23,6 +24,10 @@ from .tensor import Tensor
 _INDEX = "__minigrad__"
 _FORMAT = "minigrad-checkpoint"
 _VERSION = 1
+# How deeply dicts, lists and tuples may nest in a checkpoint (a state dict needs about 5 levels).
+# save refuses deeper structures and load refuses deeper indexes, so that a hostile file cannot
+# exhaust Python's recursion limit.
+_MAX_DEPTH = 64
 
 
 class CheckpointError(ValueError):
@@ -85,6 +90,8 @@ def _fsync_directory(directory):
 
 def _encode(value, where, arrays, seen):
     """The JSON tree for `value`; arrays go into `arrays` under a name made from `where`."""
+    if len(where) > _MAX_DEPTH:
+        raise ValueError(f"save: the structure nests deeper than {_MAX_DEPTH} levels (at {_name(where[:8])!r}...)")
     if isinstance(value, Tensor):
         if id(value) not in seen:
             seen[id(value)] = _add_array(value._array, where, arrays)
@@ -134,6 +141,8 @@ def load(path):
     saved dtype, shape and bytes. A file that is truncated, corrupt or not a minigrad checkpoint
     raises CheckpointError, naming the file and the problem."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise CheckpointError(f"load: {path!r} is a directory, not a checkpoint file")
     with open(path, "rb") as f:  # a missing file is a FileNotFoundError, as usual
         magic = f.read(4)
     if magic == b"":
@@ -149,16 +158,25 @@ def load(path):
                 )
             index = _read_index(path, npz[_INDEX])
             tensors = {}
-            return _decode(index["tree"], npz, tensors, path)
+            return _decode(index["tree"], npz, tensors, path, 0)
     except CheckpointError:
         raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError) as e:
+    except (zipfile.BadZipFile, zlib.error, struct.error, EOFError, OSError, ValueError, KeyError,
+            NotImplementedError) as e:  # NotImplementedError: zipfile on a damaged version or method field
         raise CheckpointError(f"load: {path!r} is truncated or corrupt: {e}") from e
+    except (TypeError, AttributeError, IndexError, RecursionError, MemoryError, OverflowError) as e:
+        # _decode checks the index's structure itself; this is the net for what a hostile file may still find
+        raise CheckpointError(f"load: {path!r} is malformed ({type(e).__name__}: {e})") from e
 
 
 def _read_index(path, raw):
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise CheckpointError(f"load: {path!r} has a {_INDEX!r} entry of dtype {raw.dtype} and shape {raw.shape}, "
+                              "not the bytes of an index")
     try:
         index = json.loads(raw.tobytes().decode("utf-8"))
+    except RecursionError:
+        raise CheckpointError(f"load: {path!r} has an index nested too deeply to be a minigrad checkpoint") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise CheckpointError(f"load: {path!r} has an unreadable {_INDEX!r} entry: {e}") from e
     if not isinstance(index, dict) or index.get("format") != _FORMAT or "tree" not in index:
@@ -171,25 +189,37 @@ def _read_index(path, raw):
     return index
 
 
-def _decode(node, npz, tensors, path):
+def _decode(node, npz, tensors, path, depth):
+    """The value that the index node `node` describes; every part of the node is checked first."""
     if node is None or isinstance(node, (bool, int, float, str)):
         return node
+    if depth > _MAX_DEPTH:
+        raise CheckpointError(f"load: {path!r} has an index nested deeper than {_MAX_DEPTH} levels")
     if isinstance(node, dict) and len(node) == 1:
         (kind, body), = node.items()
-        if kind == "dict":
-            return {key: _decode(item, npz, tensors, path) for key, item in body}
-        if kind in ("list", "tuple"):
-            items = [_decode(item, npz, tensors, path) for item in body]
+        if kind == "dict" and isinstance(body, list) and all(_is_pair(item) for item in body):
+            return {key: _decode(item, npz, tensors, path, depth + 1) for key, item in body}
+        if kind in ("list", "tuple") and isinstance(body, list):
+            items = [_decode(item, npz, tensors, path, depth + 1) for item in body]
             return tuple(items) if kind == "tuple" else items
-        if kind == "tensor":
+        if kind == "tensor" and isinstance(body, str):
             if body not in tensors:  # one entry named twice is one Tensor (tied weights stay tied)
-                tensors[body] = Tensor._make(_array(npz, body, path))
+                array = _array(npz, body, path)
+                if array.dtype.kind not in "biuf":
+                    raise CheckpointError(f"load: {path!r} holds the tensor {body!r} with dtype {array.dtype}, "
+                                          "which a tensor cannot have")
+                tensors[body] = Tensor._make(array)
             return tensors[body]
-        if kind == "ndarray":
+        if kind == "ndarray" and isinstance(body, str):
             return _array(npz, body, path)
-        if kind == "scalar":
+        if kind == "scalar" and isinstance(body, str):
             return _array(npz, body, path)[()]
     raise CheckpointError(f"load: {path!r} has a malformed {_INDEX!r} entry (unexpected {node!r:.60})")
+
+
+def _is_pair(item):
+    """A dict's item in the index: [key, node] with a str or int key."""
+    return isinstance(item, list) and len(item) == 2 and type(item[0]) in (str, int)
 
 
 def _array(npz, name, path):

@@ -3,10 +3,13 @@
 Every differentiable method is a thin call into `minigrad/ops/`, where each primitive lives as a
 `Function` with its forward and backward side by side. The graph is walked by `minigrad/engine.py`.
 """
+import operator
+
 import numpy as np
 
 from . import dtype as _dtype
 from . import grad_mode
+from .errors import ShapeError
 
 
 def _as_array(data, dtype=None):
@@ -18,15 +21,23 @@ def _as_array(data, dtype=None):
     if isinstance(data, Tensor):
         data = data._array
     if dtype is not None:
-        return np.array(data, dtype=_dtype.to_dtype(dtype))
+        dtype = _dtype.to_dtype(dtype)  # refuses complex, object and string dtypes by name
+        try:
+            return _dtype.checked(np.array(data, dtype=dtype), "tensor")
+        except (TypeError, ValueError, OverflowError) as error:
+            if isinstance(error, _dtype.UnsupportedDtypeError):
+                raise
+            raise TypeError(f"tensor: cannot convert {type(data).__name__} data to {dtype}: {error}") from None
     if isinstance(data, np.ndarray):
-        return data.copy()
+        return _dtype.checked(data, "tensor").copy()
     if isinstance(data, np.generic):
-        return np.array(data)
+        return _dtype.checked(np.array(data), "tensor")
     try:
         array = np.array(data)
     except ValueError as error:  # ragged nesting: [[1, 2], [3]]
         raise ValueError(f"tensor: the data must be a rectangular nest of numbers: {error}") from None
+    if array.dtype == np.uint64:  # Python ints beyond int64's range: refused, as PyTorch (never wrapped around)
+        raise OverflowError(f"tensor: the integer {array.max()} does not fit in int64")
     if array.dtype.kind == "f":
         return array.astype(_dtype.get_default_dtype(), copy=False)
     if array.dtype.kind in "iu":
@@ -34,15 +45,37 @@ def _as_array(data, dtype=None):
     if array.dtype.kind == "b":
         return array
     if array.dtype == object or array.dtype.kind in "OUS":
-        raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} data: {data!r:.80}")
-    return array
+        raise TypeError(
+            f"tensor: cannot make a tensor from {type(data).__name__} data: {data!r:.80} "
+            "(a tensor holds numbers: ints too large for int64, None, strings or mixed nests make NumPy's object dtype)"
+        )
+    return _dtype.checked(array, "tensor")
 
 
-def _sizes(size):
-    """Accept zeros(2, 3), zeros((2, 3)) and zeros([2, 3]) alike (and reshape(2, -1), permute((1, 0)), ...)."""
+def _describe(value):
+    """A short description of an in-place operand for an error message: its dtype and shape."""
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype} values of shape {value.shape}"
+    return f"{type(value).__name__} {value!r:.40}"
+
+
+def _sizes(size, op="size"):
+    """Accept zeros(2, 3), zeros((2, 3)) and zeros([2, 3]) alike (and reshape(2, -1), permute((1, 0)), ...).
+
+    Each size must be an integer: 2.5 or "3" is refused rather than truncated or parsed.
+    """
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    return tuple(int(s) for s in size)
+    return tuple(_integer(s, op) for s in size)
+
+
+def _integer(value, op):
+    if isinstance(value, Tensor) and value._array.dtype.kind in "iu" and value._array.size == 1:
+        return int(value.item())
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: sizes must be integers, got {type(value).__name__} {value!r:.40}") from None
 
 
 class Tensor:
@@ -109,7 +142,17 @@ class Tensor:
     def _inplace(self, op, fn, *operands):
         self._check_inplace(op)
         values = [o._array if isinstance(o, Tensor) else o for o in operands]
-        fn(self._array, *values)
+        try:
+            fn(self._array, *values)  # NumPy checks shapes and casting before it writes anything
+        except TypeError as error:  # casting: float values into an int tensor, a complex or str operand
+            described = ", ".join(_describe(v) for v in values)
+            raise TypeError(f"{op}: cannot write {described} into a tensor of dtype {self.dtype} ({error})") from None
+        except ValueError:
+            shapes = " and ".join(str(np.shape(v)) for v in values)
+            raise ShapeError(
+                f"{op}: the tensor of shape {self.shape} cannot take a value of shape {shapes}: it must broadcast "
+                "to the tensor's shape (each dim equal, or 1 in the value, and the result keeps the tensor's shape)"
+            ) from None
         self._bump_version()
         return self
 
@@ -129,7 +172,10 @@ class Tensor:
         return self._inplace("clamp_", lambda a: np.clip(a, min, max, out=a))
 
     def fill_(self, value):
-        return self._inplace("fill_", lambda a, v: a.fill(v), value.item() if isinstance(value, Tensor) else value)
+        value = value.item() if isinstance(value, Tensor) else value
+        if not isinstance(value, (int, float, np.bool_, np.integer, np.floating)):  # bool is an int
+            raise TypeError(f"fill_: the value must be a number, got {type(value).__name__} {value!r:.40}")
+        return self._inplace("fill_", lambda a, v: a.fill(v), value)
 
     def zero_(self):
         return self.fill_(0)
@@ -206,7 +252,7 @@ class Tensor:
     @data.setter
     def data(self, value):
         """`t.data = other` swaps in other's values (a Tensor or array of any shape), as PyTorch."""
-        array = value._array if isinstance(value, Tensor) else np.asarray(value)
+        array = value._array if isinstance(value, Tensor) else _dtype.checked(np.asarray(value), "data")
         if array.dtype != self._array.dtype and self.requires_grad and array.dtype.kind != "f":
             raise RuntimeError(f"data: cannot assign {array.dtype} values to a tensor that requires grad")
         self._array = array
@@ -264,11 +310,10 @@ class Tensor:
                 dtype = arg.dtype
             elif arg is None or (isinstance(arg, str) and arg == "cpu"):
                 continue
+            elif isinstance(arg, str) and not _dtype.is_dtype_name(arg):  # "cuda", "mps", ...: a device
+                device = arg
             else:
-                try:
-                    dtype = _dtype.to_dtype(arg)
-                except TypeError:  # "cuda", "mps", ...: a device, not a dtype
-                    device = arg
+                dtype = _dtype.to_dtype(arg)  # a clear error for complex, object, ... dtypes
         if device is not None and device != "cpu":
             raise ValueError(f"to: minigrad runs on the CPU only, got device {device!r}")
         if dtype is None or _dtype.to_dtype(dtype) == self.dtype:
@@ -525,10 +570,10 @@ class Tensor:
 
     # ---- shape ------------------------------------------------------------------------------
     def reshape(self, *shape):
-        return _ops.reshape(self, _sizes(shape))
+        return _ops.reshape(self, _sizes(shape, "reshape"))
 
     def view(self, *shape):
-        return _ops.reshape(self, _sizes(shape))
+        return _ops.reshape(self, _sizes(shape, "view"), "view")
 
     def view_as(self, other):
         return _ops.reshape(self, other.shape)
@@ -536,13 +581,19 @@ class Tensor:
     def transpose(self, dim0, dim1):
         return _ops.transpose(self, dim0, dim1)
 
+    def mm(self, mat2):
+        """Matrix product of two 2-D tensors (matmul without batching or broadcasting)."""
+        if self.ndim != 2 or mat2.ndim != 2:
+            raise RuntimeError(f"mm: both arguments must be 2-D, got shapes {self.shape} and {mat2.shape}")
+        return _ops.matmul(self, mat2)
+
     def t(self):
         if self.ndim > 2:
             raise ValueError(f"t: expects a tensor with at most 2 dimensions, got shape {self.shape}")
         return self.permute(*reversed(range(self.ndim)))
 
     def permute(self, *dims):
-        return _ops.permute(self, _sizes(dims))
+        return _ops.permute(self, _sizes(dims, "permute"))
 
     def unsqueeze(self, dim):
         return _ops.unsqueeze(self, dim)
@@ -551,7 +602,7 @@ class Tensor:
         return _ops.squeeze(self, dim)
 
     def expand(self, *sizes):
-        return _ops.expand(self, _sizes(sizes))
+        return _ops.expand(self, _sizes(sizes, "expand"))
 
     def expand_as(self, other):
         return _ops.expand(self, other.shape)

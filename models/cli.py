@@ -13,6 +13,7 @@ import argparse
 import ctypes
 import math
 import os
+import signal
 import sys
 
 import numpy as np
@@ -31,12 +32,18 @@ def _train(args):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     overrides = {k: v for k, v in dict(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                                         seed=args.seed).items() if v is not None}
-    if args.resume and os.path.exists(path):
-        trainer = Trainer.resume(path)
+    if args.resume:
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"--resume: there is no checkpoint at {path} to go on from "
+                                    f"(leave out --resume to start, or give its path with --out)")
+        trainer = Trainer.resume(path, task=args.task)
+        if args.babel and not trainer.task_args.get("use_babel"):  # another vocabulary: another model
+            raise mg.CheckpointError(f"{path} holds a {args.task} model trained without --babel; --babel asks for "
+                                     "a model with the larger vocabulary of more locales (choose another --out)")
         if args.steps is not None:
             trainer.train_config.steps = args.steps
-        ignored = [flag for flag, value in (("--batch-size", args.batch_size), ("--lr", args.lr), ("--seed", args.seed),
-                                            ("--babel", args.babel or None)) if value is not None]
+        ignored = [flag for flag, value in (("--batch-size", args.batch_size), ("--lr", args.lr), ("--seed", args.seed))
+                   if value is not None]
         if ignored:
             print(f"note: {', '.join(ignored)} ignored: a resumed run keeps the settings saved in {path}")
         print(f"resuming {args.task} from {path} at step {trainer.step}")
@@ -48,9 +55,12 @@ def _train(args):
     try:
         accuracy = trainer.run(progress=not args.quiet, checkpoint=path)
     except KeyboardInterrupt:
-        trainer.save(path)
-        print(f"\ninterrupted at step {trainer.step}; saved {path}. Go on with: minigrad train {args.task} --resume")
-        return 130
+        if getattr(trainer, "saved", None) != (path, trainer.step):
+            trainer.save(path)  # consistent however the interrupt fell: see training._DeferredInterrupt
+        signum = getattr(trainer, "interrupted_by", None) or signal.SIGINT
+        print(f"\ninterrupted ({signal.Signals(signum).name}) at step {trainer.step}; saved {path}. "
+              f"Go on with: minigrad train {args.task} --resume")
+        return 128 + signum  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
     print(f"held-out exact match: {accuracy:.2%} after {trainer.step} steps, {trainer.elapsed:.1f} s; saved {path}")
     _show_examples(trainer)
     return 0
@@ -69,13 +79,6 @@ def _show_examples(trainer, n=5):
             shown = trainer.task.src_vocab.decode(row, join=" " if trainer.task_name in ("copy", "reverse") else "")
         mark = "ok" if got == want else f"WRONG, expected {want}"
         print(f"  {shown!r:40} -> {got!r}  {mark}")
-
-
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _translate(args):
@@ -151,16 +154,45 @@ def _keep_freed_memory():
         pass
 
 
+# ---- argument types: each refuses a bad value at parse time, and argparse names the option ----------
+def _positive_int(text):
+    value = _parse(int, text, "an integer")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _non_negative_int(text):
+    value = _parse(int, text, "an integer")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {value}")
+    return value
+
+
+def _positive_float(text):
+    value = _parse(float, text, "a number")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
+    return value
+
+
+def _parse(kind, text, what):
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+
+
 def main(argv=None):
     _keep_freed_memory()
     parser = argparse.ArgumentParser(prog="minigrad", description="Train and use minigrad's toy Transformers.")
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help="train a model on a toy task")
     train.add_argument("task", choices=sorted(TASKS))
-    train.add_argument("--steps", type=int, help="the most training steps (training stops early at 100%%)")
-    train.add_argument("--batch-size", type=int)
-    train.add_argument("--lr", type=float, help="peak learning rate")
-    train.add_argument("--seed", type=int)
+    train.add_argument("--steps", type=_positive_int, help="the most training steps (training stops early at 100%%)")
+    train.add_argument("--batch-size", type=_positive_int)
+    train.add_argument("--lr", type=_positive_float, help="peak learning rate")
+    train.add_argument("--seed", type=_non_negative_int)
     train.add_argument("--out", help="checkpoint path (default runs/TASK.npz)")
     train.add_argument("--resume", action="store_true", help="go on from the checkpoint at --out")
     train.add_argument("--babel", action="store_true", help="dates: add the formats of more locales (needs Babel)")

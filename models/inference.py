@@ -171,7 +171,8 @@ def score_continuation(model, prompt_ids, continuation_ids, vocab):
     continuation = _until_eos(continuation_ids)
     ids = np.array([prompt + continuation], dtype=np.int64)
     with eval_mode(model), mg.no_grad():
-        log_probs = model(mg.tensor(ids)).log_softmax(dim=-1).numpy()[0]  # (T, V)
+        # as generate() runs it: causal only, so a generated token equal to pad_id is a real token
+        log_probs = model(mg.tensor(ids), mask_padding=False).log_softmax(dim=-1).numpy()[0]  # (T, V)
     predicting = log_probs[len(prompt) - 1 : -1]  # the rows that predict the continuation
     return _confidence(predicting, np.array(continuation), vocab)
 

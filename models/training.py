@@ -12,7 +12,7 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from minigrad import optim
+from minigrad import CheckpointError, ShapeError, optim
 from .data import BOS, EOS, PAD, AdditionTask, DateTask, SequenceTask
 from minigrad.nn.utils import clip_grad_norm_
 
@@ -114,19 +114,39 @@ class Trainer:
         return loss, float(correct.sum() / max(counted.sum(), 1))
 
     def train_step(self):
-        self.model.train()
-        loss, token_accuracy = self.loss_on_batch()
-        self.optimizer.zero_grad()
-        loss.backward()
-        if self.train_config.clip_norm:
-            clip_grad_norm_(self.model.parameters(), self.train_config.clip_norm)
-        self.optimizer.step()
-        self.scheduler.step()
-        self.step += 1
-        self.history["step"].append(self.step)
-        self.history["loss"].append(loss.item())
-        self.history["token_accuracy"].append(token_accuracy)
-        return loss.item(), token_accuracy
+        """One step, all or nothing: interrupted while it computes, the step never happened (the random
+        generators go back to where it found them, so the next step draws the same batch); its update
+        of the parameters, optimizer and step count is done with interrupts held (_critical)."""
+        generators = self._rng_states()
+        committed = False
+        try:
+            self.model.train()
+            loss, token_accuracy = self.loss_on_batch()
+            self.optimizer.zero_grad()
+            loss.backward()
+            if self.train_config.clip_norm:
+                clip_grad_norm_(self.model.parameters(), self.train_config.clip_norm)
+            loss_value = loss.item()
+            with _critical():
+                self.optimizer.step()
+                self.scheduler.step()
+                self.step += 1
+                self.history["step"].append(self.step)
+                self.history["loss"].append(loss_value)
+                self.history["token_accuracy"].append(token_accuracy)
+                committed = True
+        except BaseException:
+            if not committed:
+                self._set_rng_states(generators)
+            raise
+        return loss_value, token_accuracy
+
+    def _rng_states(self):
+        return {"minigrad": _rng_state(mg.random.default_generator()), "task": _rng_state(self.task.rng)}
+
+    def _set_rng_states(self, states):
+        mg.random.default_generator().bit_generator.state = states["minigrad"]
+        self.task.rng.bit_generator.state = states["task"]
 
     # ---- evaluation -----------------------------------------------------------------------------
     def predict(self, src_ids, batch_size=500):
@@ -147,8 +167,9 @@ class Trainer:
         src, expected = self.task.test_set()
         predicted = self.predict(src)
         accuracy = float(np.mean([p == e for p, e in zip(predicted, expected)]))
-        self.history["eval_step"].append(self.step)
-        self.history["eval_accuracy"].append(accuracy)
+        with _critical():  # both lists or neither
+            self.history["eval_step"].append(self.step)
+            self.history["eval_accuracy"].append(accuracy)
         return accuracy
 
     def run(self, progress=True, checkpoint=None):
@@ -157,22 +178,27 @@ class Trainer:
         bar = _progress(tc.steps, self.step, enabled=progress)
         accuracy = None
         start = time.perf_counter()
+        self.interrupted_by = None
         try:
             with _DeferredInterrupt() as interrupt:
-                while self.step < tc.steps:
-                    loss, token_accuracy = self.train_step()
-                    bar.update(loss, token_accuracy)
-                    if interrupt.requested:  # Ctrl-C: stop between steps, with a consistent checkpoint
-                        if checkpoint:
-                            self.save(checkpoint)
-                        raise KeyboardInterrupt
-                    if tc.eval_every and self.step % tc.eval_every == 0 and self.step < tc.steps:
-                        accuracy = self.evaluate()
-                        bar.note(f"step {self.step}: held-out exact match {accuracy:.2%}")
-                        if checkpoint:
-                            self.save(checkpoint)
-                        if accuracy >= tc.stop_at_accuracy:
-                            break
+                try:
+                    while self.step < tc.steps:
+                        loss, token_accuracy = self.train_step()
+                        bar.update(loss, token_accuracy)
+                        if interrupt.requested:  # Ctrl-C or SIGTERM: stop between steps, save a consistent state
+                            if checkpoint:
+                                self.save(checkpoint)
+                            raise KeyboardInterrupt
+                        if tc.eval_every and self.step % tc.eval_every == 0 and self.step < tc.steps:
+                            accuracy = self.evaluate()
+                            bar.note(f"step {self.step}: held-out exact match {accuracy:.2%}")
+                            if checkpoint:
+                                self.save(checkpoint)
+                            if accuracy >= tc.stop_at_accuracy:
+                                break
+                except KeyboardInterrupt:
+                    self.interrupted_by = interrupt.signal or signal.SIGINT  # the CLI's exit status tells which
+                    raise
         finally:
             bar.close()
         if accuracy is None or self.history["eval_step"][-1] != self.step:
@@ -184,6 +210,7 @@ class Trainer:
 
     # ---- checkpoints ----------------------------------------------------------------------------
     def save(self, path):
+        """Write everything `resume` needs to `path` (atomically: see mg.save)."""
         vocab = {"vocab": self.task.vocab.to_list()} if self.decoder_only else {
             "src_vocab": self.task.src_vocab.to_list(), "tgt_vocab": self.task.tgt_vocab.to_list()}
         mg.save({
@@ -191,24 +218,64 @@ class Trainer:
             "model_config": asdict(self.model_config), "train_config": asdict(self.train_config),
             "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(), "step": self.step, "history": self.history,
-            "rng": {"minigrad": _rng_state(mg.random.default_generator()), "task": _rng_state(self.task.rng)},
+            "rng": self._rng_states(),
             **vocab,
         }, path)
+        self.saved = (path, self.step)  # so that the CLI does not write the same state twice
 
     @classmethod
-    def resume(cls, path):
-        """A Trainer in the exact state `save` recorded: training goes on as if never interrupted."""
+    def resume(cls, path, task=None):
+        """A Trainer in the exact state `save` recorded: training goes on as if never interrupted.
+
+        A file that is not a training checkpoint is a CheckpointError naming the file and what it
+        lacks; with `task` given, a checkpoint of another task is refused, naming both.
+        """
         ckpt = mg.load(path)
-        trainer = cls(ckpt["task"], _model_overrides(ckpt["model_config"]), ckpt["train_config"],
-                      ckpt["task_args"])
-        trainer.model.load_state_dict(ckpt["model"])
-        trainer.optimizer.load_state_dict(ckpt["optimizer"])
-        trainer.scheduler.load_state_dict(ckpt["scheduler"])
-        trainer.step = int(ckpt["step"])
-        trainer.history = {k: list(v) for k, v in ckpt["history"].items()}
-        mg.random.default_generator().bit_generator.state = ckpt["rng"]["minigrad"]
-        trainer.task.rng.bit_generator.state = ckpt["rng"]["task"]
+        _require(ckpt, path, _TRAINING_KEYS, "a training checkpoint")
+        if task is not None and ckpt["task"] != task:
+            raise CheckpointError(f"{path!r} is a checkpoint of the {ckpt['task']!r} task, not of {task!r}; "
+                                  f"resume it with `train {ckpt['task']} --resume`, or choose another --out")
+        try:
+            trainer = cls(ckpt["task"], _model_overrides(ckpt["model_config"]), ckpt["train_config"],
+                          ckpt["task_args"])
+            _load_model(trainer.model, trainer.model_config, ckpt, path)
+            trainer.optimizer.load_state_dict(ckpt["optimizer"])
+            trainer.scheduler.load_state_dict(ckpt["scheduler"])
+            trainer.step = int(ckpt["step"])
+            trainer.history = {k: list(v) for k, v in ckpt["history"].items()}
+            trainer._set_rng_states(ckpt["rng"])
+        except CheckpointError:
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as error:
+            raise CheckpointError(f"{path!r} is not a usable training checkpoint: {error}") from error
         return trainer
+
+
+# What a file must hold to be resumed, or to be used for translation.
+_TRAINING_KEYS = ("task", "task_args", "model_config", "train_config", "model", "optimizer", "scheduler", "step",
+                  "history", "rng")
+_MODEL_KEYS = ("task", "model_config", "model")
+
+
+def _require(ckpt, path, keys, what):
+    """Refuse a minigrad file that lacks what `what` needs, naming the file and the missing entries."""
+    if not isinstance(ckpt, dict):
+        raise CheckpointError(f"{path!r} is a minigrad file holding a {type(ckpt).__name__}, not {what}")
+    missing = [k for k in keys if k not in ckpt]
+    if missing:
+        raise CheckpointError(f"{path!r} is a minigrad file but not {what}: it lacks {', '.join(missing)}")
+    if ckpt["task"] not in TASKS:
+        raise CheckpointError(f"{path!r} names the task {ckpt['task']!r}; the tasks are {sorted(TASKS)}")
+
+
+def _load_model(model, config, ckpt, path):
+    """Load the weights, or say that they do not fit the configuration saved beside them."""
+    check_model_layout(ckpt, path)
+    try:
+        model.load_state_dict(ckpt["model"])
+    except (ShapeError, TypeError) as error:
+        raise CheckpointError(f"{path!r}: its weights do not fit its own model configuration {asdict(config)}: "
+                              f"{error}") from error
 
 
 def _rng_state(generator):
@@ -220,36 +287,96 @@ def _model_overrides(model_config):
     return {k: v for k, v in model_config.items() if k not in fixed}
 
 
+def check_model_layout(ckpt, path):
+    """Refuse, with what to do, a checkpoint from before the models used PyTorch's attention modules."""
+    weights = ckpt.get("model")
+    if isinstance(weights, dict) and any(".q_proj.weight" in key or ".feed_forward." in key for key in weights):
+        raise CheckpointError(
+            f"{path!r} holds a model in minigrad's old layout (its own MultiHeadAttention and encoder/decoder "
+            f"layers, before the models moved to PyTorch's nn.Transformer modules); it cannot be loaded. "
+            f"Train it again: minigrad train {ckpt.get('task', 'TASK')}"
+        )
+
+
 def load_for_inference(path):
     """(model, checkpoint dict) from a checkpoint, in eval mode."""
     ckpt = mg.load(path)
-    if ckpt.get("task") == "addition":
-        model = DecoderOnlyLM(GPTConfig(**ckpt["model_config"]))
-    else:
-        model = Seq2SeqTransformer(TransformerConfig(**ckpt["model_config"]))
-    model.load_state_dict(ckpt["model"])
+    _require(ckpt, path, _MODEL_KEYS, "a trained model")
+    vocabularies = ("vocab",) if ckpt["task"] == "addition" else ("src_vocab", "tgt_vocab")
+    _require(ckpt, path, vocabularies, f"a trained {ckpt['task']} model")
+    try:
+        if ckpt["task"] == "addition":
+            config = GPTConfig(**ckpt["model_config"])
+            model = DecoderOnlyLM(config)
+        else:
+            config = TransformerConfig(**ckpt["model_config"])
+            model = Seq2SeqTransformer(config)
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(f"{path!r} holds a model configuration that cannot be built: {error}") from error
+    _load_model(model, config, ckpt, path)
     return model.eval(), ckpt
 
 
 class _DeferredInterrupt:
-    """Hold Ctrl-C until the current step is complete, so that training stops between two steps and
-    the checkpoint never holds a half-applied update. A second Ctrl-C interrupts at once."""
+    """Hold Ctrl-C (SIGINT) and SIGTERM until the current step is complete, so that training stops
+    between two steps with a consistent state to save.
+
+    A second signal interrupts at once (a KeyboardInterrupt wherever the step is), and the state stays
+    consistent even then: a step interrupted while it computes undoes itself (Trainer.train_step), and
+    the short part that changes the parameters, optimizer and step count runs inside `_critical()`,
+    which holds any signal until it is done.
+    """
+
+    active = None  # the instance whose handlers are installed, if any
 
     def __enter__(self):
         self.requested = False
-        self.previous = None
+        self.signal = None  # the first signal received: SIGINT or SIGTERM
+        self.critical = 0  # how many _critical() sections are open
+        self.pending = False  # a second signal arrived inside a critical section
+        self.raised = False  # the KeyboardInterrupt has been raised
+        self.previous = {}
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._handle)
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self.previous[signum] = signal.signal(signum, self._handle)
+            _DeferredInterrupt.active = self
         return self
 
     def _handle(self, signum, frame):
-        if self.requested:
+        if not self.requested:
+            self.requested, self.signal = True, signum
+        elif self.raised:
+            pass  # the interrupt is already on its way; a third signal must not cut short the clean-up
+        elif self.critical:
+            self.pending = True
+        else:
+            self.raised = True
             raise KeyboardInterrupt
-        self.requested = True
 
     def __exit__(self, *exc_info):
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous)
+        if _DeferredInterrupt.active is self:
+            _DeferredInterrupt.active = None
+        return False
+
+
+class _critical:
+    """A section that a second Ctrl-C must not cut in half; the interrupt is raised when it ends."""
+
+    def __enter__(self):
+        self.interrupt = _DeferredInterrupt.active
+        if self.interrupt is not None:
+            self.interrupt.critical += 1
+        return self
+
+    def __exit__(self, *exc_info):
+        interrupt = self.interrupt
+        if interrupt is not None:
+            interrupt.critical -= 1
+            if not interrupt.critical and interrupt.pending:
+                interrupt.pending, interrupt.raised = False, True
+                raise KeyboardInterrupt
         return False
 
 

@@ -1,20 +1,25 @@
 """The encoder-decoder Transformer of "Attention Is All You Need", for sequence-to-sequence tasks.
 
-    src ids -> Embedding * sqrt(d_model) + PE -> Encoder -> memory
-    tgt ids -> Embedding * sqrt(d_model) + PE -> Decoder(memory) -> Linear -> logits over tgt vocab
+    src ids -> Embedding * sqrt(d_model) + PE -> nn.TransformerEncoder -> memory
+    tgt ids -> Embedding * sqrt(d_model) + PE -> nn.TransformerDecoder(memory) -> Linear -> logits
 
-Masks (True = may attend): the source padding mask (B, 1, 1, S) is used by the encoder's
-self-attention and by every decoder layer's cross-attention; the target mask is causal & target
-padding (B, 1, T, T).
+PyTorch code: `torch`, `nn` and `F` come from models/library.py (minigrad), and models/pytorch.py
+runs this same file on PyTorch. Batch first throughout: ids (B, S), hidden states (B, S, d_model).
+
+Masks in the convention of PyTorch's Transformer modules (bool, True = masked out):
+    src_key_padding_mask       (B, S)  True at source padding: ignored by the encoder's self-attention
+                                       and by every decoder layer's cross-attention
+    tgt_key_padding_mask       (B, T)  True at target padding
+    tgt_mask                   (T, T)  True above the diagonal: position i may not see later positions
+Decoding re-runs the decoder over the whole prefix at every step: PyTorch's decoder layers keep no
+cache of keys and values, and this file must run on both libraries.
 """
 import contextlib
 import math
 from dataclasses import dataclass
+from functools import partial
 
-import numpy as np
-
-import minigrad as mg
-from minigrad import nn
+from .library import F, PositionalEncoding, nn, torch
 
 
 @dataclass
@@ -27,11 +32,21 @@ class TransformerConfig:
     num_encoder_layers: int = 2
     num_decoder_layers: int = 2
     dropout: float = 0.1
-    max_len: int = 256  # the longest sequence the positional encoding table covers
-    norm_first: bool = False  # False: post-norm as in the paper; True: pre-norm
-    activation: str = "relu"
+    max_len: int = 256  # the longest sequence the positional encoding (and the causal mask) covers
+    norm_first: bool = False  # False: post-norm as in the paper; True: pre-norm, with a final LayerNorm per stack
+    activation: str = "relu"  # "relu", "gelu", or "gelu_tanh" (GPT-2's tanh form of GELU)
     tie_embeddings: bool = False  # output projection shares the target embedding's weight
     pad_id: int = 0  # the padding token in both vocabularies: masked out, and its embedding row stays 0
+
+
+def activation_function(name):
+    """What PyTorch's layers take as `activation`: "relu" and "gelu" as they are, "gelu_tanh" as a function."""
+    return partial(F.gelu, approximate="tanh") if name == "gelu_tanh" else name
+
+
+def future_mask(max_len):
+    """(max_len, max_len) bool, True above the diagonal: key j lies in query i's future when j > i."""
+    return torch.ones(max_len, max_len, dtype=torch.bool).triu(1)
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -40,52 +55,53 @@ class Seq2SeqTransformer(nn.Module):
         c = self.config = config
         self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model, padding_idx=c.pad_id)
         self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model, padding_idx=c.pad_id)
-        self.positional = nn.PositionalEncoding(c.d_model, c.max_len, c.dropout)
-        layer_args = dict(dropout=c.dropout, activation=c.activation, norm_first=c.norm_first)
-        self.encoder = nn.Encoder(c.d_model, c.num_heads, c.d_ff, c.num_encoder_layers, **layer_args)
-        self.decoder = nn.Decoder(c.d_model, c.num_heads, c.d_ff, c.num_decoder_layers, **layer_args)
+        self.positional = PositionalEncoding(c.d_model, c.max_len, c.dropout)
+        layer = dict(d_model=c.d_model, nhead=c.num_heads, dim_feedforward=c.d_ff, dropout=c.dropout,
+                     activation=activation_function(c.activation), batch_first=True, norm_first=c.norm_first)
+        # a post-norm layer ends in a LayerNorm already; a pre-norm stack needs one after its last layer
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(**layer), c.num_encoder_layers,
+                                             norm=nn.LayerNorm(c.d_model) if c.norm_first else None,
+                                             enable_nested_tensor=False)
+        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(**layer), c.num_decoder_layers,
+                                             norm=nn.LayerNorm(c.d_model) if c.norm_first else None)
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
         for p in self.parameters():
-            if p.ndim > 1:  # Glorot initialisation of every matrix, as the Annotated Transformer
+            if p.dim() > 1:  # Glorot initialisation of every matrix, as the Annotated Transformer
                 nn.init.xavier_uniform_(p)
         for embed in (self.src_embed, self.tgt_embed):
             embed.weight.data[c.pad_id] = 0
         if c.tie_embeddings:
             self.generator.weight = self.tgt_embed.weight
         self.embed_scale = math.sqrt(c.d_model)  # a Python float: keeps float32 as float32
+        # a buffer, so that it moves with model.to(device); not saved: it is a function of max_len
+        self.register_buffer("future", future_mask(c.max_len), persistent=False)
 
-    def src_mask(self, src):
-        return nn.padding_mask(src, self.config.pad_id)  # (B, 1, 1, S)
+    def padding(self, ids):
+        """(B, L) bool, True at the pad tokens of ids (B, L): a key padding mask."""
+        return ids == self.config.pad_id
 
-    def tgt_mask(self, tgt):
-        T = tgt.shape[1]
-        return nn.padding_mask(tgt, self.config.pad_id) & nn.causal_mask(T)  # (B, 1, T, T)
-
-    def encode(self, src, src_mask=None):
+    def encode(self, src):
         """src (B, S) ids -> memory (B, S, d_model)."""
-        src_mask = self.src_mask(src) if src_mask is None else src_mask
         x = self.positional(self.src_embed(src) * self.embed_scale)
-        return self.encoder(x, src_mask)
+        return self.encoder(x, src_key_padding_mask=self.padding(src))
 
-    def decode(self, tgt, memory, src_mask, tgt_mask=None, cache=None, offset=0):
-        """tgt (B, T) ids -> hidden states (B, T, d_model). With `cache` (a list) tgt holds only the
-        new positions, starting at position `offset`; without tgt_mask they then get a causal mask
-        over the cached and new positions (none needed for one new token: all keys are earlier)."""
-        x = self.positional(self.tgt_embed(tgt) * self.embed_scale, offset=offset)
+    def decode(self, tgt, memory, src_padding, tgt_padding=None):
+        """tgt (B, T) ids -> hidden states (B, T, d_model); each position sees itself and the left of
+        tgt (and no padded target position, given tgt_padding), and every unpadded source position."""
         T = tgt.shape[1]
-        if cache is not None and tgt_mask is None and T > 1:
-            tgt_mask = nn.causal_mask(T, offset=offset)  # (T, offset + T): new tokens see the cache and the left
-        return self.decoder(x, memory, tgt_mask, src_mask, cache=cache)
+        x = self.positional(self.tgt_embed(tgt) * self.embed_scale)
+        return self.decoder(x, memory, tgt_mask=self.future[:T, :T], tgt_key_padding_mask=tgt_padding,
+                            memory_key_padding_mask=src_padding, tgt_is_causal=True)
 
     def forward(self, src, tgt):
         """Teacher forcing: logits (B, T, tgt_vocab) for the next token at every target position."""
-        src_mask = self.src_mask(src)
-        memory = self.encode(src, src_mask)
-        return self.generator(self.decode(tgt, memory, src_mask, self.tgt_mask(tgt)))
+        memory = self.encode(src)
+        return self.generator(self.decode(tgt, memory, self.padding(src), self.padding(tgt)))
 
 
-def _ids(x):
-    return x.detach().numpy() if isinstance(x, mg.Tensor) else np.asarray(x)
+def as_ids(ids):
+    """Token ids as a tensor of the models' library (from a tensor, an array or nested lists)."""
+    return ids if isinstance(ids, torch.Tensor) else torch.tensor(ids)
 
 
 @contextlib.contextmanager
@@ -99,35 +115,24 @@ def eval_mode(model):
         model.train(was_training)
 
 
-def greedy_decode(model, src, max_len, bos_id, eos_id, use_cache=True):
-    """Pick the most likely next token at every step. Returns int64 ids (B, <= max_len), BOS first;
-    after a sequence's EOS it is padded with pad_id.
-
-    use_cache=True keeps each decoder layer's keys and values and feeds only the newest token;
-    use_cache=False re-decodes the whole prefix each step. Both give the same tokens.
-    """
-    pad = model.config.pad_id
-    src = mg.tensor(_ids(src))
-    B = src.shape[0]
-    with eval_mode(model), mg.no_grad():
-        src_mask = model.src_mask(src)
-        memory = model.encode(src, src_mask)
-        ys = np.full((B, 1), bos_id, dtype=np.int64)
-        finished = np.zeros(B, dtype=bool)
-        cache = [] if use_cache else None
-        for step in range(max_len - 1):
-            if use_cache:
-                hidden = model.decode(mg.tensor(ys[:, -1:]), memory, src_mask, cache=cache, offset=step)
-            else:
-                tgt = mg.tensor(ys)
-                hidden = model.decode(tgt, memory, src_mask, nn.causal_mask(ys.shape[1]))
-            logits = model.generator(hidden[:, -1])
-            next_token = np.where(finished, pad, logits.detach().numpy().argmax(axis=-1))
-            ys = np.concatenate([ys, next_token[:, None]], axis=1)
-            finished |= next_token == eos_id
-            if finished.all():
+def greedy_decode(model, src, max_len, bos_id, eos_id):
+    """Pick the most likely next token at every step. Returns ids (B, <= max_len), BOS first, a tensor
+    of the model's library; after a sequence's EOS it is padded with pad_id."""
+    src = as_ids(src)
+    with eval_mode(model), torch.no_grad():
+        memory = model.encode(src)
+        src_padding = model.padding(src)
+        ys = torch.full_like(src[:, :1], bos_id)  # (B, 1)
+        finished = torch.zeros_like(ys[:, 0], dtype=torch.bool)
+        for _ in range(max_len - 1):
+            hidden = model.decode(ys, memory, src_padding)  # the whole prefix again: no cache
+            next_token = model.generator(hidden[:, -1]).argmax(dim=-1)  # (B,)
+            next_token = next_token.masked_fill(finished, model.config.pad_id)
+            ys = torch.cat([ys, next_token[:, None]], dim=1)
+            finished = finished | (next_token == eos_id)
+            if finished.sum().item() == len(finished):
                 break
-    return mg.tensor(ys)
+    return ys
 
 
 def beam_search(model, src, max_len, bos_id, eos_id, beam_size=4, length_penalty=0.6, return_candidates=False):
@@ -143,31 +148,26 @@ def beam_search(model, src, max_len, bos_id, eos_id, beam_size=4, length_penalty
         ids, score = item
         return score / ((5 + len(ids)) / 6) ** length_penalty
 
+    src = as_ids(src)
     results = []
-    src_ids = _ids(src)
-    with eval_mode(model), mg.no_grad():
-        for row in src_ids:
-            src_one = mg.tensor(row[None, :])
-            src_mask = model.src_mask(src_one)
-            memory = model.encode(src_one, src_mask)
-            beams = [([bos_id], 0.0)]
+    with eval_mode(model), torch.no_grad():
+        for row in range(src.shape[0]):
+            one = src[row:row + 1]  # (1, S)
+            memory, padding = model.encode(one), model.padding(one)
+            beams = [(torch.full_like(one[0, :1], bos_id), 0.0)]  # (prefix ids (t,), log-probability)
             finished = []
             for _ in range(max_len - 1):
-                prefixes = mg.tensor(np.array([ids for ids, _ in beams], dtype=np.int64))
+                prefixes = torch.stack([ids for ids, _ in beams])  # (k, t)
                 k = prefixes.shape[0]
-                mem_k = memory.expand(k, *memory.shape[1:])
-                hidden = model.decode(prefixes, mem_k, src_mask, nn.causal_mask(prefixes.shape[1]))
-                log_probs = model.generator(hidden[:, -1]).log_softmax(dim=-1).detach().numpy()  # (k, V)
-                scores = np.array([s for _, s in beams])[:, None] + log_probs
-                best = np.argsort(scores, axis=None)[::-1][: 2 * beam_size]
+                hidden = model.decode(prefixes, memory.expand(k, -1, -1), padding.expand(k, -1))
+                log_probs = F.log_softmax(model.generator(hidden[:, -1]), dim=-1).tolist()  # k lists of V
+                candidates = sorted(((score + lp, b, token) for b, (_, score) in enumerate(beams)
+                                     for token, lp in enumerate(log_probs[b])),
+                                    key=lambda c: (-c[0], c[1], c[2]))[:2 * beam_size]  # ties: lowest token
                 next_beams = []
-                for flat in best:
-                    b, token = divmod(int(flat), log_probs.shape[1])
-                    ids = beams[b][0] + [token]
-                    if token == eos_id:
-                        finished.append((ids, float(scores[b, token])))
-                    else:
-                        next_beams.append((ids, float(scores[b, token])))
+                for score, b, token in candidates:
+                    ids = torch.cat([beams[b][0], torch.full_like(beams[b][0][:1], token)])
+                    (finished if token == eos_id else next_beams).append((ids, score))
                     if len(next_beams) == beam_size:
                         break
                 beams = next_beams
@@ -180,10 +180,9 @@ def beam_search(model, src, max_len, bos_id, eos_id, beam_size=4, length_penalty
                     best_possible = max(s for _, s in beams) / ((5 + max_len) / 6) ** length_penalty
                     if best_possible <= normalised(finished[-1]):
                         break
-            candidates = finished or beams
-            ranked = sorted(candidates, key=normalised, reverse=True)
+            ranked = sorted(finished or beams, key=normalised, reverse=True)
             if return_candidates:
-                results.append([(ids, log_prob, normalised((ids, log_prob))) for ids, log_prob in ranked[:beam_size]])
+                results.append([(ids.tolist(), log_prob, normalised((ids, log_prob))) for ids, log_prob in ranked])
             else:
-                results.append(ranked[0][0])
+                results.append(ranked[0][0].tolist())
     return results

@@ -1,13 +1,12 @@
-"""Attention and the Transformer layers (issue 4).
+"""Attention and the Transformer modules, without PyTorch.
 
-Finite-difference checks in float64 of scaled dot-product attention, multi-head attention and each
-Transformer layer; masks shown to be information barriers through exact zeros in the gradients;
-the properties from the source (identity projections give softmax(QK^T/sqrt(d_k))V, equivariance
-under permutations, the variance argument for sqrt(d_k)); bad inputs; and, with torch installed,
-torch's own layers loaded into minigrad's and compared in values and gradients.
-
-Mask convention throughout minigrad: boolean, True = "may attend". torch's nn.MultiheadAttention and
-Transformer layers use the opposite polarity (True = NOT allowed), so the torch tests invert masks.
+Finite-difference checks in float64 of scaled dot-product attention, nn.MultiheadAttention (every
+option) and each Transformer module; masks shown to be information barriers through exact zeros in
+the gradients; the two mask conventions (True = may attend for scaled_dot_product_attention, True =
+masked out for the modules) and the fully masked query row; the properties from the source (the
+equations head by head, identity projections give softmax(QK^T/sqrt(d_k))V, equivariance under
+permutations, the variance argument for sqrt(d_k)); PyTorch's state_dict layout; bad inputs.
+The same modules against PyTorch's: tests/test_attention_vs_torch.py.
 """
 import math
 
@@ -56,7 +55,13 @@ PAD_MASK = np.array([[1, 1, 1, 1, 0], [1, 1, 0, 0, 0]], dtype=bool)  # (B=2, S=5
 
 
 def key_padding(allowed=PAD_MASK):
-    return mg.tensor(allowed[:, None, None, :])  # (B, 1, 1, S)
+    """For scaled_dot_product_attention (True = may attend): (B, 1, 1, S)."""
+    return mg.tensor(allowed[:, None, None, :])
+
+
+def causal_allowed(T):
+    """(T, T) bool, True on and below the diagonal: for scaled_dot_product_attention (True = may attend)."""
+    return mg.tensor(np.tril(np.ones((T, T), dtype=bool)))
 
 
 # ---- scaled dot-product attention ------------------------------------------------------------------------
@@ -89,7 +94,7 @@ def test_sdpa_gradcheck(case):
 
 def test_sdpa_gradcheck_batched_heads_with_padding_and_causal_mask():
     q, k, v = qkv(q=(2, 2, 5, 4), k=(2, 2, 5, 4), v=(2, 2, 5, 4))
-    mask = key_padding() & nn.causal_mask(5)  # (B, 1, 5, 5)
+    mask = key_padding() & causal_allowed(5)  # (B, 1, 5, 5)
     assert mask.shape == (2, 1, 5, 5)
     assert mg.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask), [q, k, v])
 
@@ -165,100 +170,248 @@ def test_fully_masked_query_row_gives_zero_output_and_zero_gradient(kind):
     assert mg.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask), [q, k, v])
 
 
-def test_multi_head_attention_with_a_fully_masked_row_has_no_nan(float64):
-    mha = nn.MultiHeadAttention(8, 2)
-    x = normal((2, 5, 8))
-    allowed = np.ones((2, 1, 5, 5), dtype=bool)
-    allowed[0, 0, 2] = False
-    out, weights = mha(x, mask=mg.tensor(allowed), need_weights=True)
-    assert np.all(weights.detach().numpy()[0, :, 2] == 0)
-    np.testing.assert_allclose(out.detach().numpy()[0, 2], mha.out_proj.bias.detach().numpy(), rtol=1e-12)  # attention output 0
-    assert mg.gradcheck(lambda: mha(x, mask=mg.tensor(allowed))[0], params(mha, x=x), fast_mode=True)
+# ---- nn.MultiheadAttention ------------------------------------------------------------------------------
+# Its masks follow PyTorch's convention for the module: bool True = masked out, float = added.
+PADDED = ~PAD_MASK  # (B=2, S=5) key_padding_mask: True at the padding
 
 
-# ---- MultiHeadAttention -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("num_heads", [1, 2])
-@pytest.mark.parametrize("kind", ["self", "cross"])
-def test_multi_head_attention_gradcheck(float64, num_heads, kind):
-    mha = nn.MultiHeadAttention(8, num_heads)
-    x = normal((2, 4, 8))
-    if kind == "self":
-        mask = key_padding(PAD_MASK[:, :4])
-
-        def fn():
-            return mha(x, mask=mask)[0]
-
-        inputs = params(mha, x=x)
-    else:
-        memory = normal((2, 5, 8), seed=1)
-        mask = key_padding()
-
-        def fn():
-            return mha(x, memory, memory, mask=mask)[0]
-
-        inputs = params(mha, x=x, memory=memory)
-    assert mg.gradcheck(fn, inputs)
+def mha(embed_dim=8, num_heads=2, **kwargs):
+    mg.manual_seed(0)
+    module = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True, **kwargs)
+    with mg.no_grad():  # PyTorch starts the biases at 0: move them, so that their gradients are tested
+        for name, p in module.named_parameters():
+            if "bias" in name:
+                p.data[...] = 0.1 * np.random.default_rng(1).standard_normal(p.shape)
+    return module
 
 
-def test_multi_head_attention_equals_the_equations_head_by_head(float64):
-    """concat(head_1..head_h) W_O with head_i = softmax(Q_i K_i^T / sqrt(d_k)) V_i, in NumPy."""
-    h, d_model = 2, 8
-    mha = nn.MultiHeadAttention(d_model, h)
-    x, memory = normal((2, 3, 8)), normal((2, 5, 8), seed=1)
-    out, weights = mha(x, memory, memory, mask=key_padding(), need_weights=True)
-
-    def proj(layer, a):
-        return a @ layer.weight.detach().numpy().T + layer.bias.detach().numpy()
-
-    Q, K, V = proj(mha.q_proj, x.detach().numpy()), proj(mha.k_proj, memory.detach().numpy()), proj(mha.v_proj, memory.detach().numpy())
-    d_k = d_model // h
+def test_multihead_attention_equals_the_equations_head_by_head(float64):
+    """concat(head_1..head_h) W_O^T + b_O, head_i = softmax(Q_i K_i^T / sqrt(d_k)) V_i, W_Q, W_K, W_V
+    the three row blocks of in_proj_weight; the weights returned per head and averaged."""
+    h, E = 2, 8
+    attention = mha(E, h)
+    x, memory = normal((2, 3, E)), normal((2, 5, E), seed=1)
+    out, per_head = attention(x, memory, memory, key_padding_mask=mg.tensor(PADDED), average_attn_weights=False)
+    W = attention.in_proj_weight.detach().numpy()
+    b = attention.in_proj_bias.detach().numpy()
+    W_Q, W_K, W_V = W[:E], W[E:2 * E], W[2 * E:]
+    b_Q, b_K, b_V = b[:E], b[E:2 * E], b[2 * E:]
+    Q = x.detach().numpy() @ W_Q.T + b_Q
+    K, V = memory.detach().numpy() @ W_K.T + b_K, memory.detach().numpy() @ W_V.T + b_V
+    d_k = E // h
     heads = []
     for i in range(h):
         cols = slice(i * d_k, (i + 1) * d_k)
         heads.append(np_attention(Q[..., cols], K[..., cols], V[..., cols], PAD_MASK[:, None, :]))
-    expected = proj(mha.out_proj, np.concatenate(heads, axis=-1))
-    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12, atol=1e-14)
-    assert weights.shape == (2, h, 3, 5)
-    assert mha(x)[1] is None  # weights only on request
+    W_O, b_O = attention.out_proj.weight.detach().numpy(), attention.out_proj.bias.detach().numpy()
+    np.testing.assert_allclose(out.detach().numpy(), np.concatenate(heads, axis=-1) @ W_O.T + b_O, rtol=1e-12, atol=1e-14)
+    assert per_head.shape == (2, h, 3, 5)
+    assert np.all(per_head.detach().numpy().transpose(0, 3, 1, 2)[PADDED] == 0.0)  # padded keys: weight 0
+    np.testing.assert_allclose(per_head.detach().numpy().sum(-1), 1.0, rtol=1e-12)
+    averaged = attention(x, memory, memory, key_padding_mask=mg.tensor(PADDED))[1]
+    np.testing.assert_allclose(averaged.detach().numpy(), per_head.detach().numpy().mean(1), rtol=1e-12)
+    assert attention(x, x, x, need_weights=False)[1] is None
 
 
-def test_multi_head_attention_with_own_head_sizes_and_key_dims_gradcheck(float64):
-    mha = nn.MultiHeadAttention(6, 3, d_k=2, d_v=4, kdim=5, vdim=3)
-    assert mha.q_proj.weight.shape == (6, 6) and mha.k_proj.weight.shape == (6, 5)
-    assert mha.v_proj.weight.shape == (12, 3) and mha.out_proj.weight.shape == (6, 12)
-    x, k, v = normal((2, 3, 6)), normal((2, 4, 5), seed=1), normal((2, 4, 3), seed=2)
-    mask = mg.tensor(random_bool_mask((2, 3, 4), seed=6))  # (B, T, S): the same for every head
-    out, weights = mha(x, k, v, mask=mask, need_weights=True)
-    assert out.shape == (2, 3, 6) and weights.shape == (2, 3, 3, 4)
-    assert np.all(weights.detach().numpy().transpose(1, 0, 2, 3)[:, ~mask.detach().numpy()] == 0)
-    assert mg.gradcheck(lambda: mha(x, k, v, mask=mask)[0], params(mha, x=x, k=k, v=v))
+def test_multihead_attention_layouts_and_one_sequence_agree(float64):
+    """batch_first=False takes (T, B, E), batch_first=True (B, T, E), and 2-D input is one sequence."""
+    first = mha()
+    second = nn.MultiheadAttention(8, 2)  # batch_first=False, PyTorch's default
+    second.load_state_dict(first.state_dict())
+    x, memory = normal((2, 3, 8)), normal((2, 5, 8), seed=1)
+    out, weights = first(x, memory, memory, key_padding_mask=mg.tensor(PADDED))
+    out_t, weights_t = second(x.transpose(0, 1), memory.transpose(0, 1), memory.transpose(0, 1),
+                              key_padding_mask=mg.tensor(PADDED))
+    np.testing.assert_allclose(out_t.transpose(0, 1).detach().numpy(), out.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(weights_t.detach().numpy(), weights.detach().numpy(), rtol=1e-12)
+    one, one_weights = first(x[1], memory[1], memory[1], key_padding_mask=mg.tensor(PADDED[1]))
+    assert one.shape == (3, 8) and one_weights.shape == (3, 5)
+    np.testing.assert_allclose(one.detach().numpy(), out.detach().numpy()[1], rtol=1e-12)
+    np.testing.assert_allclose(one_weights.detach().numpy(), weights.detach().numpy()[1], rtol=1e-12)
+
+
+MHA_CASES = {
+    "self": dict(),
+    "no-bias": dict(bias=False),
+    "kdim-vdim": dict(kdim=5, vdim=3),
+    "bias-kv": dict(add_bias_kv=True),
+    "zero-attn": dict(add_zero_attn=True),
+    "bias-kv-and-zero-attn": dict(add_bias_kv=True, add_zero_attn=True),
+}
+
+
+@pytest.mark.parametrize("case", MHA_CASES)
+def test_multihead_attention_gradcheck(float64, case):
+    kwargs = MHA_CASES[case]
+    attention = mha(**kwargs)
+    x = normal((2, 3, 8))
+    key, value = normal((2, 5, attention.kdim), seed=1), normal((2, 5, attention.vdim), seed=2)
+    attn_mask = np.random.default_rng(3).random((3, 5)) < 0.3  # True = masked out
+    attn_mask[:, 0] = False
+
+    def fn():
+        out, weights = attention(x, key, value, key_padding_mask=mg.tensor(PADDED), attn_mask=mg.tensor(attn_mask),
+                                 average_attn_weights=False)
+        return out, weights
+
+    assert mg.gradcheck(fn, params(attention, x=x, key=key, value=value))
+
+
+def test_multihead_attention_parameters_follow_pytorch_layout(float64):
+    """Names and shapes of PyTorch's nn.MultiheadAttention state_dict, in every configuration."""
+    def shapes(module):
+        return {k: tuple(v.shape) for k, v in module.state_dict().items()}
+
+    assert shapes(nn.MultiheadAttention(8, 2)) == {
+        "in_proj_weight": (24, 8), "in_proj_bias": (24,), "out_proj.weight": (8, 8), "out_proj.bias": (8,)}
+    assert shapes(nn.MultiheadAttention(8, 2, kdim=5, vdim=3)) == {
+        "q_proj_weight": (8, 8), "k_proj_weight": (8, 5), "v_proj_weight": (8, 3), "in_proj_bias": (24,),
+        "out_proj.weight": (8, 8), "out_proj.bias": (8,)}
+    assert shapes(nn.MultiheadAttention(8, 2, bias=False, add_bias_kv=True)) == {
+        "in_proj_weight": (24, 8), "bias_k": (1, 1, 8), "bias_v": (1, 1, 8), "out_proj.weight": (8, 8)}
+    attention = nn.MultiheadAttention(8, 2)
+    assert attention.head_dim == 4 and attention.in_proj_weight is not None and attention.q_proj_weight is None
+    np.testing.assert_array_equal(attention.in_proj_bias.detach().numpy(), 0)  # PyTorch's initial values
+    np.testing.assert_array_equal(attention.out_proj.bias.detach().numpy(), 0)
+    bound = math.sqrt(6 / (8 + 24))  # Glorot-uniform over the stacked (3E, E) matrix
+    assert np.abs(attention.in_proj_weight.detach().numpy()).max() <= bound
+    W_Q, W_K, W_V = attention.projection_weights()
+    np.testing.assert_array_equal(W_K.detach().numpy(), attention.in_proj_weight.detach().numpy()[8:16])
 
 
 def test_one_head_with_identity_projections_is_plain_attention(float64):
     d = 6
-    mha = nn.MultiHeadAttention(d, 1)
-    for proj in (mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj):
-        proj.weight.data[...] = np.eye(d)
-        proj.bias.data[...] = 0
+    attention = nn.MultiheadAttention(d, 1, batch_first=True)
+    attention.in_proj_weight.data[...] = np.concatenate([np.eye(d)] * 3)
+    attention.out_proj.weight.data[...] = np.eye(d)
     q, k, v = normal((2, 3, d)), normal((2, 4, d), seed=1), normal((2, 4, d), seed=2)
-    out, _ = mha(q, k, v)
+    out, _ = attention(q, k, v)
     Q, K, V = q.detach().numpy(), k.detach().numpy(), v.detach().numpy()
     scores = Q @ K.transpose(0, 2, 1) / np.sqrt(d)
     weights = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
     np.testing.assert_allclose(out.detach().numpy(), weights @ V, rtol=1e-12, atol=1e-14)
 
 
+def test_bias_kv_and_zero_attn_append_one_key_each(float64):
+    """add_bias_kv appends the learned key/value bias_k/bias_v; add_zero_attn a key and value of zeros:
+    the weights gain one column each, never masked, even where every given key is."""
+    attention = mha(add_bias_kv=True, add_zero_attn=True)
+    x = normal((2, 3, 8))
+    everything = np.ones((2, 3), dtype=bool)  # every given key padded away
+    _, weights = attention(x, x, x, key_padding_mask=mg.tensor(everything), average_attn_weights=False)
+    assert weights.shape == (2, 2, 3, 5)
+    w = weights.detach().numpy()
+    assert np.all(w[..., :3] == 0) and np.all(w[..., 3:] > 0)
+    np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-12)
+    # the zero key scores 0 for every query; the bias key scores q . bias_k / sqrt(d_k)
+    W_Q = attention.in_proj_weight.detach().numpy()[:8]
+    b_Q, b_K = attention.in_proj_bias.detach().numpy()[:8], None
+    q = x.detach().numpy() @ W_Q.T + b_Q  # (B, T, E)
+    k_bias = attention.bias_k.detach().numpy()[0, 0]
+    for head in range(2):
+        cols = slice(4 * head, 4 * head + 4)
+        score = q[..., cols] @ k_bias[cols] / 2.0
+        expected = np.exp(score) / (np.exp(score) + 1.0)  # softmax over [bias key, zero key]
+        np.testing.assert_allclose(w[:, head, :, 3], expected, rtol=1e-12)
+
+
+# ---- the mask conventions --------------------------------------------------------------------------------
+def test_module_masks_are_the_opposite_of_sdpa_masks(float64):
+    """MultiheadAttention's True = masked out; scaled_dot_product_attention's True = may attend. The
+    same keys blocked either way, and by -inf in a float mask, give the same weights."""
+    attention = mha()
+    x = normal((2, 4, 8))
+    blocked = np.random.default_rng(4).random((4, 4)) < 0.4
+    blocked[:, 1] = False
+    by_bool = attention(x, x, x, attn_mask=mg.tensor(blocked), average_attn_weights=False)[1].detach().numpy()
+    by_float = attention(x, x, x, attn_mask=mg.tensor(np.where(blocked, -np.inf, 0.0)),
+                         average_attn_weights=False)[1].detach().numpy()
+    np.testing.assert_array_equal(by_bool, by_float)
+    assert np.all(by_bool[:, :, blocked] == 0) and np.all(by_bool[:, :, ~blocked] > 0)
+    W = attention.in_proj_weight.detach().numpy()
+    b = attention.in_proj_bias.detach().numpy()
+    X = x.detach().numpy()
+
+    def heads(a):  # (B, T, E) -> (B, h, T, d_k)
+        return a.reshape(2, 4, 2, 4).transpose(0, 2, 1, 3)
+
+    q, k, v = (mg.tensor(heads(X @ W[i * 8:(i + 1) * 8].T + b[i * 8:(i + 1) * 8])) for i in range(3))
+    _, sdpa_weights = sdpa_with_weights(q, k, v, attn_mask=mg.tensor(~blocked))
+    np.testing.assert_allclose(by_bool, sdpa_weights.detach().numpy(), rtol=1e-12)
+
+
+def test_float_masks_are_added_and_combine_with_bool_masks(float64):
+    attention = mha()
+    x = normal((2, 4, 8))
+    bias = np.random.default_rng(5).standard_normal((4, 4))
+    plain = attention(x, x, x, average_attn_weights=False)[1].detach().numpy()
+    shifted = attention(x, x, x, attn_mask=mg.tensor(bias), average_attn_weights=False)[1].detach().numpy()
+    # adding b to the scores multiplies each weight by exp(b), then renormalises
+    expected = plain * np.exp(bias)
+    np.testing.assert_allclose(shifted, expected / expected.sum(-1, keepdims=True), rtol=1e-12)
+    padded = np.array([[False, False, True, True], [False, False, False, True]])
+    both = attention(x, x, x, attn_mask=mg.tensor(bias), key_padding_mask=mg.tensor(padded),
+                     average_attn_weights=False)[1].detach().numpy()
+    expected = plain * np.exp(bias) * ~padded[:, None, None, :]
+    np.testing.assert_allclose(both, expected / expected.sum(-1, keepdims=True), rtol=1e-12)
+
+
+def test_a_3d_attn_mask_is_per_sequence_and_head(float64):
+    """(B * h, T, S), ordered as PyTorch: sequence b, head i is row b * h + i."""
+    attention = mha()
+    x = normal((2, 3, 8))
+    blocked = np.zeros((4, 3, 3), dtype=bool)
+    blocked[1, :, 2] = True  # sequence 0, head 1: key 2 masked
+    blocked[2, :, 0] = True  # sequence 1, head 0: key 0 masked
+    w = attention(x, x, x, attn_mask=mg.tensor(blocked), average_attn_weights=False)[1].detach().numpy()
+    assert np.all(w[0, 1, :, 2] == 0) and np.all(w[1, 0, :, 0] == 0)
+    assert np.all(w[0, 0] > 0) and np.all(w[1, 1] > 0)
+
+
+def test_generate_square_subsequent_mask_is_pytorchs():
+    mask = nn.Transformer.generate_square_subsequent_mask(3)
+    assert mask.dtype == np.float32
+    np.testing.assert_array_equal(mask.numpy(), [[0, -np.inf, -np.inf], [0, 0, -np.inf], [0, 0, 0]])
+    assert nn.Transformer.generate_square_subsequent_mask(2, dtype=mg.float64).dtype == np.float64
+
+
+# ---- fully masked query rows: minigrad's one deliberate difference -----------------------------------------
+def test_multihead_attention_with_a_fully_masked_row_gives_zeros_and_finite_gradients(float64):
+    """PyTorch returns NaN for such a row when need_weights=True; minigrad returns zero weights, a zero
+    attention output (so out_proj's bias alone) and a finite gradient, as PyTorch's need_weights=False."""
+    attention = mha()
+    x = normal((2, 5, 8))
+    blocked = np.zeros((5, 5), dtype=bool)
+    blocked[2] = True  # query 2 may attend to nothing
+    padded = np.zeros((2, 5), dtype=bool)
+    padded[1] = True  # sequence 1 is all padding: none of its queries has a key
+    out, weights = attention(x, x, x, attn_mask=mg.tensor(blocked), key_padding_mask=mg.tensor(padded),
+                             average_attn_weights=False)
+    w = weights.detach().numpy()
+    assert np.all(w[0, :, 2] == 0) and np.all(w[1] == 0)
+    np.testing.assert_allclose(w[0, :, [0, 1, 3, 4]].sum(-1), 1.0, rtol=1e-12)
+    b_O = attention.out_proj.bias.detach().numpy()
+    np.testing.assert_allclose(out.detach().numpy()[0, 2], b_O, rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy()[1], np.broadcast_to(b_O, (5, 8)), rtol=1e-12)
+    (out * mg.tensor(np.random.default_rng(0).standard_normal(out.shape))).sum().backward()
+    assert all(np.all(np.isfinite(p.grad.numpy())) for p in attention.parameters())
+    assert np.all(np.isfinite(x.grad.numpy())) and np.all(x.grad.numpy()[1] == 0)
+    assert mg.gradcheck(lambda: attention(x, x, x, attn_mask=mg.tensor(blocked), key_padding_mask=mg.tensor(padded)),
+                        params(attention, x=x), fast_mode=True)
+
+
 def test_self_attention_without_positions_is_permutation_equivariant(float64):
-    mha = nn.MultiHeadAttention(8, 2)
-    layer = nn.EncoderLayer(8, 2, 16, dropout=0.0)
+    attention = mha()
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
     x = normal((2, 6, 8))
     perm = np.random.default_rng(3).permutation(6)
     assert not np.array_equal(perm, np.arange(6))
-    for f in (lambda a: mha(a)[0], layer):
+    for f in (lambda a: attention(a, a, a)[0], layer):
         np.testing.assert_allclose(f(x[:, perm]).detach().numpy(), f(x).detach().numpy()[:, perm], rtol=1e-11, atol=1e-13)
     # with positional encoding added first, the order matters
     pe = nn.PositionalEncoding(8)
-    assert not np.allclose(mha(pe(x[:, perm]))[0].detach().numpy(), mha(pe(x))[0].detach().numpy()[:, perm])
+    a, b = pe(x[:, perm]), pe(x)
+    assert not np.allclose(attention(a, a, a)[0].detach().numpy(), attention(b, b, b)[0].detach().numpy()[:, perm])
 
 
 def test_variance_of_dot_products_and_of_scaled_scores():
@@ -300,17 +453,18 @@ def causal_dependence(f, T=5, d=8):
 
 
 def test_causal_mask_blocks_gradient_from_the_future(float64):
-    mha = nn.MultiHeadAttention(8, 2)
-    enc = nn.EncoderLayer(8, 2, 16, dropout=0.0)  # with a causal mask: a GPT block
-    dec = nn.DecoderLayer(8, 2, 16, dropout=0.0, norm_first=True)
+    attention = mha()
+    encoder_layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)  # causal: a GPT block
+    decoder_layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=True)
     memory = normal((1, 4, 8), seed=9)
-    causal = nn.causal_mask(5)
+    causal = nn.Transformer.generate_square_subsequent_mask(5, dtype=mg.float64)  # -inf above the diagonal
+    above = mg.tensor(np.triu(np.ones((5, 5), dtype=bool), 1))  # the same as bool: True = masked out
     for f in (
-        lambda x: mha(x, mask=causal)[0],
-        lambda x: mha(x, is_causal=True)[0],
+        lambda x: attention(x, x, x, attn_mask=causal)[0],
+        lambda x: attention(x, x, x, attn_mask=above, is_causal=True)[0],
         lambda x: F.scaled_dot_product_attention(x, x, x, is_causal=True),
-        lambda x: enc(x, mask=causal),
-        lambda x: dec(x, memory, tgt_mask=causal),
+        lambda x: encoder_layer(x, src_mask=causal),
+        lambda x: decoder_layer(x, memory, tgt_mask=above, tgt_is_causal=True),
     ):
         depends = causal_dependence(f)
         # d out[i] / d x[j] is exactly 0 for j > i, and not 0 for j <= i
@@ -318,37 +472,29 @@ def test_causal_mask_blocks_gradient_from_the_future(float64):
 
 
 def test_padded_keys_get_zero_weight_and_their_embeddings_zero_gradient(float64):
-    mha = nn.MultiHeadAttention(8, 2)
+    attention = mha()
     x, memory = normal((2, 3, 8)), normal((2, 5, 8), seed=1)
-    out, weights = mha(x, memory, memory, mask=key_padding(), need_weights=True)
-    assert np.all(weights.detach().numpy().transpose(0, 3, 1, 2)[~PAD_MASK] == 0.0)  # (B, S, h, T) at padded keys
+    out, weights = attention(x, memory, memory, key_padding_mask=mg.tensor(PADDED), average_attn_weights=False)
+    assert np.all(weights.detach().numpy().transpose(0, 3, 1, 2)[PADDED] == 0.0)  # (B, S, h, T) at padded keys
     assert np.all(weights.detach().numpy().transpose(0, 3, 1, 2)[PAD_MASK] > 0.0)
     out.backward(np.random.default_rng(0).standard_normal(out.shape))
-    assert np.all(memory.grad.numpy()[~PAD_MASK] == 0.0)
+    assert np.all(memory.grad.numpy()[PADDED] == 0.0)
     assert np.all(memory.grad.numpy()[PAD_MASK] != 0.0)
     # changing the padded positions changes nothing
     moved = memory.detach().numpy().copy()
-    moved[~PAD_MASK] = 100.0
-    np.testing.assert_array_equal(mha(x, mg.tensor(moved), mg.tensor(moved), mask=key_padding())[0].detach().numpy(), out.detach().numpy())
+    moved[PADDED] = 100.0
+    again = attention(x, mg.tensor(moved), mg.tensor(moved), key_padding_mask=mg.tensor(PADDED))[0]
+    np.testing.assert_array_equal(again.detach().numpy(), out.detach().numpy())
 
 
 def test_padding_in_self_attention_of_an_encoder_layer(float64):
-    layer = nn.EncoderLayer(8, 2, 16, dropout=0.0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
     x = normal((2, 5, 8))
-    out = layer(x, mask=key_padding())
+    out = layer(x, src_key_padding_mask=mg.tensor(PADDED))
     upstream = np.random.default_rng(0).standard_normal(out.shape) * PAD_MASK[:, :, None]  # real outputs only
     out.backward(upstream)
-    assert np.all(x.grad.numpy()[~PAD_MASK] == 0.0)
+    assert np.all(x.grad.numpy()[PADDED] == 0.0)
     assert np.all(x.grad.numpy()[PAD_MASK] != 0.0)
-
-
-def test_mask_helpers():
-    np.testing.assert_array_equal(nn.causal_mask(3).detach().numpy(), [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
-    ids = mg.tensor([[5, 3, 0], [2, 0, 0]])
-    m = nn.padding_mask(ids, 0)
-    assert m.shape == (2, 1, 1, 3)
-    np.testing.assert_array_equal(m.detach().numpy()[:, 0, 0], [[True, True, False], [True, False, False]])
-    np.testing.assert_array_equal(nn.padding_mask_from_lengths(mg.tensor([2, 1]), 3).detach().numpy(), m.detach().numpy())
 
 
 # ---- positional encoding ----------------------------------------------------------------------------------------
@@ -391,370 +537,6 @@ def test_positional_encoding_longer_than_max_len_is_a_clear_error():
         pe(mg.zeros(1, 2, 4))
 
 
-# ---- Transformer layers -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("activation", ["relu", "gelu"])
-def test_feed_forward_gradcheck_and_value(float64, activation):
-    ff = nn.PositionwiseFeedForward(8, 16, activation=activation)
-    x = normal((2, 3, 8))
-    assert mg.gradcheck(lambda: ff(x), params(ff, x=x))
-    if activation == "relu":
-        hidden = np.maximum(x.detach().numpy() @ ff.linear1.weight.detach().numpy().T + ff.linear1.bias.detach().numpy(), 0)
-        np.testing.assert_allclose(ff(x).detach().numpy(), hidden @ ff.linear2.weight.detach().numpy().T + ff.linear2.bias.detach().numpy(), rtol=1e-12)
-
-
-def randomise_norms(module, seed=0):
-    """Move LayerNorm weights off ones and biases off zeros, so their gradients are really tested."""
-    rng = np.random.default_rng(seed)
-    for name, p in module.named_parameters():
-        if "norm" in name:
-            if name.endswith("weight"):
-                p.data[...] = rng.uniform(0.5, 1.5, p.shape)
-            else:
-                p.data[...] = 0.1 * rng.standard_normal(p.shape)
-
-
-@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
-def test_encoder_layer_gradcheck(float64, norm_first):
-    layer = nn.EncoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first)
-    randomise_norms(layer)
-    x = normal((2, 5, 8))
-    assert mg.gradcheck(lambda: layer(x, mask=key_padding()), params(layer, x=x))
-
-
-@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
-def test_decoder_layer_gradcheck(float64, norm_first):
-    layer = nn.DecoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first)
-    randomise_norms(layer)
-    x, memory = normal((2, 4, 8)), normal((2, 5, 8), seed=1)
-    tgt_mask = key_padding(PAD_MASK[:, 1:]) & nn.causal_mask(4)
-    assert mg.gradcheck(
-        lambda: layer(x, memory, tgt_mask=tgt_mask, memory_mask=key_padding()), params(layer, x=x, memory=memory)
-    )
-
-
-def test_encoder_and_decoder_stacks_gradcheck(float64):
-    encoder = nn.Encoder(8, 2, 16, num_layers=2, dropout=0.0, norm_first=True)
-    decoder = nn.Decoder(8, 2, 16, num_layers=2, dropout=0.0)
-    src, tgt = normal((2, 5, 8)), normal((2, 4, 8), seed=1)
-
-    def fn():
-        memory = encoder(src, key_padding())
-        return decoder(tgt, memory, nn.causal_mask(4), key_padding())
-
-    inputs = {**params(encoder, src=src, tgt=tgt), **{f"dec.{n}": p for n, p in decoder.named_parameters()}}
-    assert mg.gradcheck(fn, inputs, fast_mode=True, n_directions=2, n_samples=3)
-
-
-def test_post_norm_and_pre_norm_follow_their_equations(float64):
-    x = normal((1, 3, 8))
-    for norm_first in (False, True):
-        layer = nn.EncoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first)
-        randomise_norms(layer)
-        attn = lambda h: layer.self_attn(h)[0]
-        if norm_first:  # x + Sublayer(LayerNorm(x))
-            h = x + attn(layer.norm1(x))
-            expected = h + layer.feed_forward(layer.norm2(h))
-        else:  # LayerNorm(x + Sublayer(x))
-            h = layer.norm1(x + attn(x))
-            expected = layer.norm2(h + layer.feed_forward(h))
-        np.testing.assert_allclose(layer(x).detach().numpy(), expected.detach().numpy(), rtol=1e-12)
-
-
-def test_dropout_in_layers_is_off_in_eval(float64):
-    layer = nn.DecoderLayer(8, 2, 16, dropout=0.5)
-    x, memory = normal((1, 3, 8)), normal((1, 4, 8), seed=1)
-    layer.eval()
-    a = layer(x, memory).detach().numpy()
-    assert np.array_equal(a, layer(x, memory).detach().numpy())
-    layer.train()
-    mg.manual_seed(0)
-    assert not np.allclose(layer(x, memory).detach().numpy(), a)
-
-
-# ---- bad inputs ---------------------------------------------------------------------------------------------------
-def test_bad_inputs_give_clear_errors():
-    with pytest.raises(ValueError, match=r"d_model 10 is not divisible by num_heads 4"):
-        nn.MultiHeadAttention(10, 4)
-    mha = nn.MultiHeadAttention(8, 2)
-    x = mg.randn(2, 5, 8)
-    with pytest.raises(mg.ShapeError, match=r"attn_mask of shape \(2, 1, 1, 4\)"):
-        mha(x, mask=mg.ones(2, 1, 1, 4, dtype=mg.bool))
-    with pytest.raises(mg.ShapeError, match=r"attn_mask of shape \(3, 5\)"):
-        F.scaled_dot_product_attention(mg.randn(2, 4, 8), mg.randn(2, 5, 8), mg.randn(2, 5, 8),
-                                       attn_mask=mg.ones(3, 5, dtype=mg.bool))
-    with pytest.raises(mg.ShapeError, match="query dim"):
-        F.scaled_dot_product_attention(mg.randn(4, 8), mg.randn(5, 6), mg.randn(5, 6))
-    with pytest.raises(mg.ShapeError, match="same length"):
-        F.scaled_dot_product_attention(mg.randn(4, 8), mg.randn(5, 8), mg.randn(4, 8))
-    with pytest.raises(ValueError, match="is_causal"):
-        F.scaled_dot_product_attention(x, x, x, attn_mask=nn.causal_mask(5), is_causal=True)
-    with pytest.raises(TypeError, match="bool or float"):
-        F.scaled_dot_product_attention(x, x, x, attn_mask=mg.ones(5, 5, dtype=mg.int64))
-    with pytest.raises(mg.ShapeError, match=r"\(B, T, d_model\)"):
-        mha(mg.randn(5, 8))
-    with pytest.raises(mg.ShapeError, match="linear"):
-        mha(mg.randn(2, 5, 6))
-
-
-# ---- PyTorch as an oracle ------------------------------------------------------------------------------------------
-def torch_grads(torch, tensors):
-    return [t.grad.numpy() for t in tensors]
-
-
-def run_both(torch, ours, theirs, arrays, seed=1):
-    """Values and input gradients of ours(*mg tensors) and theirs(*torch tensors), same upstream."""
-    mg_in = [leaf(a) for a in arrays]
-    th_in = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out, t_out = ours(*mg_in), theirs(*th_in)
-    upstream = np.random.default_rng(seed).standard_normal(out.shape)
-    out.backward(upstream)
-    t_out.backward(torch.tensor(upstream))
-    return (out.detach().numpy(), [t.grad.numpy() for t in mg_in]), (t_out.detach().numpy(), torch_grads(torch, th_in))
-
-
-def assert_close_pairs(ours, theirs, tol=1e-10):
-    (out, grads), (t_out, t_grads) = ours, theirs
-    np.testing.assert_allclose(out, t_out, rtol=tol, atol=tol)
-    for g, tg in zip(grads, t_grads):
-        np.testing.assert_allclose(g, tg, rtol=tol, atol=tol)
-
-
-def test_sdpa_matches_torch():
-    torch = pytest.importorskip("torch")
-    tsdpa = torch.nn.functional.scaled_dot_product_attention
-    rng = np.random.default_rng(0)
-    arrays = [rng.standard_normal(s) for s in ((2, 2, 4, 6), (2, 2, 5, 6), (2, 2, 5, 3))]
-    allowed = rng.random((2, 1, 4, 5)) < 0.6
-    allowed[..., 0] = True
-    dead = allowed.copy()
-    dead[0, 0, 2] = False  # an all-masked query row
-    additive = rng.standard_normal((4, 5))
-    additive[1, 3] = -np.inf
-    cases = [
-        dict(),
-        dict(attn_mask=allowed),
-        dict(attn_mask=dead),
-        dict(attn_mask=additive),
-        dict(attn_mask=np.where(dead, additive, -np.inf)),
-        dict(is_causal=True),
-        dict(scale=0.37),
-        dict(attn_mask=allowed, scale=2.0),
-    ]
-    for kwargs in cases:
-        mask = kwargs.get("attn_mask")
-        ours_kwargs = dict(kwargs, attn_mask=None if mask is None else mg.tensor(mask))
-        theirs_kwargs = dict(kwargs, attn_mask=None if mask is None else torch.tensor(mask))
-        assert_close_pairs(*run_both(
-            torch,
-            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, **ours_kwargs),
-            lambda q, k, v: tsdpa(q, k, v, **theirs_kwargs),
-            arrays,
-        ))
-
-
-def _split_in_proj(state):
-    """Split torch's in_proj (the concatenation [W_Q; W_K; W_V]) into q_proj, k_proj, v_proj."""
-    out = {}
-    for key, value in state.items():
-        if key.endswith("in_proj_weight") or key.endswith("in_proj_bias"):
-            prefix, kind = key.rsplit("in_proj_", 1)
-            for part, chunk in zip("qkv", np.split(value, 3, axis=0)):
-                out[f"{prefix}{part}_proj.{kind}"] = chunk
-        else:
-            out[key] = value
-    return out
-
-
-TORCH_NAMES = {
-    "multihead_attn.": "cross_attn.",
-    "linear1.": "feed_forward.linear1.",
-    "linear2.": "feed_forward.linear2.",
-}
-
-
-def torch_layer_state(theirs):
-    """torch's TransformerEncoderLayer / DecoderLayer state dict under minigrad's names."""
-    return _split_in_proj({_rename(key): value.detach().numpy() for key, value in theirs.state_dict().items()})
-
-
-def _rename(key):
-    """A torch name under minigrad's: 'layers.0.linear1.weight' -> 'layers.0.feed_forward.linear1.weight'."""
-    parts = key.split(".")
-    for i, part in enumerate(parts):
-        for old, new in TORCH_NAMES.items():
-            if part + "." == old:
-                parts[i] = new[:-1]
-    return ".".join(parts)
-
-
-def param_grads_as_torch(module, theirs):
-    """minigrad's parameter gradients, reassembled under torch's names and shapes."""
-    grads = {n: p.grad.numpy() for n, p in module.named_parameters()}
-    out = {}
-    for key in theirs.state_dict():
-        name = _rename(key)
-        if "in_proj_" in name:
-            prefix, kind = name.rsplit("in_proj_", 1)
-            out[key] = np.concatenate([grads[f"{prefix}{p}_proj.{kind}"] for p in "qkv"])
-        else:
-            out[key] = grads[name]
-    return out
-
-
-def compare_param_grads(module, theirs, tol=1e-10):
-    ours = param_grads_as_torch(module, theirs)
-    for key, p in theirs.named_parameters():
-        np.testing.assert_allclose(ours[key], p.grad.numpy(), rtol=tol, atol=tol, err_msg=key)
-
-
-@pytest.mark.parametrize("num_heads", [1, 2])
-@pytest.mark.parametrize("kind", ["self", "cross"])
-def test_multi_head_attention_matches_torch(float64, num_heads, kind):
-    torch = pytest.importorskip("torch")
-    torch.manual_seed(0)
-    theirs = torch.nn.MultiheadAttention(8, num_heads, batch_first=True, dtype=torch.float64)
-    ours = nn.MultiHeadAttention(8, num_heads)
-    ours.load_state_dict(_split_in_proj({k: v.detach().numpy() for k, v in theirs.state_dict().items()}))
-    rng = np.random.default_rng(1)
-    x = rng.standard_normal((2, 4, 8))
-    if kind == "self":
-        arrays, pad = [x], PAD_MASK[:, :4]
-        causal = np.tril(np.ones((4, 4), dtype=bool))
-        ours_fn = lambda x: ours(x, mask=key_padding(pad) & mg.tensor(causal), need_weights=True)
-        theirs_fn = lambda x: theirs(x, x, x, key_padding_mask=torch.tensor(~pad), attn_mask=torch.tensor(~causal),
-                                     need_weights=True, average_attn_weights=False)
-    else:
-        arrays, pad = [x, rng.standard_normal((2, 5, 8))], PAD_MASK
-        ours_fn = lambda x, m: ours(x, m, m, mask=key_padding(pad), need_weights=True)
-        theirs_fn = lambda x, m: theirs(x, m, m, key_padding_mask=torch.tensor(~pad), need_weights=True,
-                                        average_attn_weights=False)
-    weights = {}
-
-    def keep(fn, name):
-        def wrapped(*a):
-            out, w = fn(*a)
-            weights[name] = w
-            return out
-        return wrapped
-
-    assert_close_pairs(*run_both(torch, keep(ours_fn, "ours"), keep(theirs_fn, "theirs"), arrays))
-    np.testing.assert_allclose(weights["ours"].detach().numpy(), weights["theirs"].detach().numpy(), rtol=1e-10, atol=1e-12)
-    compare_param_grads(ours, theirs)
-
-
-def test_multi_head_attention_with_key_dims_and_3d_mask_matches_torch(float64):
-    torch = pytest.importorskip("torch")
-    torch.manual_seed(3)
-    theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True, kdim=5, vdim=3, dtype=torch.float64)
-    ours = nn.MultiHeadAttention(8, 2, kdim=5, vdim=3)
-    state = {k: v.detach().numpy() for k, v in theirs.state_dict().items()}
-    bias = np.split(state.pop("in_proj_bias"), 3)
-    for i, part in enumerate("qkv"):
-        state[f"{part}_proj.weight"] = state.pop(f"{part}_proj_weight")
-        state[f"{part}_proj.bias"] = bias[i]
-    ours.load_state_dict(state)
-    rng = np.random.default_rng(4)
-    arrays = [rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 4, 5)), rng.standard_normal((2, 4, 3))]
-    allowed = random_bool_mask((2, 3, 4), seed=7)  # (B, T, S); torch wants (B * h, T, S), True = blocked
-    assert_close_pairs(*run_both(
-        torch,
-        lambda q, k, v: ours(q, k, v, mask=mg.tensor(allowed))[0],
-        lambda q, k, v: theirs(q, k, v, attn_mask=torch.tensor(~np.repeat(allowed, 2, axis=0)))[0],
-        arrays,
-    ))
-
-
-def test_multi_head_attention_takes_a_3d_numpy_mask_as_a_3d_tensor_mask():
-    mg.manual_seed(0)
-    attention = nn.MultiHeadAttention(8, 2)  # B == h == 2: a (B, T, S) mask must not be read as (h, T, S)
-    x = mg.randn(2, 3, 8)
-    allowed = random_bool_mask((2, 3, 3), seed=5)
-    from_array = attention(x, mask=allowed, need_weights=True)[1]
-    from_tensor = attention(x, mask=mg.tensor(allowed), need_weights=True)[1]
-    np.testing.assert_array_equal(from_array.detach().numpy(), from_tensor.detach().numpy())
-
-
-@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
-def test_encoder_layer_matches_torch(float64, norm_first):
-    torch = pytest.importorskip("torch")
-    torch.manual_seed(1)
-    theirs = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=norm_first,
-                                              dtype=torch.float64)
-    with torch.no_grad():  # move the norms off ones/zeros so their mapping is really tested
-        for name, p in theirs.named_parameters():
-            if "norm" in name:
-                p.add_(0.1 * torch.randn_like(p))
-    ours = nn.EncoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first)
-    ours.load_state_dict(torch_layer_state(theirs))
-    x = np.random.default_rng(2).standard_normal((2, 5, 8))
-    assert_close_pairs(*run_both(
-        torch,
-        lambda x: ours(x, mask=key_padding()),
-        lambda x: theirs(x, src_key_padding_mask=torch.tensor(~PAD_MASK)),
-        [x],
-    ))
-    compare_param_grads(ours, theirs)
-
-
-@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
-def test_decoder_layer_matches_torch(float64, norm_first):
-    torch = pytest.importorskip("torch")
-    torch.manual_seed(2)
-    theirs = torch.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=norm_first,
-                                              dtype=torch.float64)
-    with torch.no_grad():
-        for name, p in theirs.named_parameters():
-            if "norm" in name:
-                p.add_(0.1 * torch.randn_like(p))
-    ours = nn.DecoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first)
-    ours.load_state_dict(torch_layer_state(theirs))
-    rng = np.random.default_rng(3)
-    arrays = [rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 5, 8))]
-    tgt_pad = PAD_MASK[:, :4].copy()
-    tgt_pad[1, 2] = True  # (B, T) target padding: [1 1 1 1], [1 1 1 0]
-    causal = np.tril(np.ones((4, 4), dtype=bool))
-    assert_close_pairs(*run_both(
-        torch,
-        lambda x, m: ours(x, m, tgt_mask=key_padding(tgt_pad) & mg.tensor(causal), memory_mask=key_padding()),
-        lambda x, m: theirs(x, m, tgt_mask=torch.tensor(~causal), tgt_key_padding_mask=torch.tensor(~tgt_pad),
-                            memory_key_padding_mask=torch.tensor(~PAD_MASK)),
-        arrays,
-    ))
-    compare_param_grads(ours, theirs)
-
-
-@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
-def test_encoder_decoder_stacks_match_torch(float64, norm_first):
-    """Two-layer stacks. minigrad's stacks add a final LayerNorm only with pre-norm (post-norm layers
-    end in one already), so torch's stacks get norm= exactly then."""
-    torch = pytest.importorskip("torch")
-    torch.manual_seed(4)
-    kwargs = dict(dim_feedforward=16, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=torch.float64)
-    final = (lambda: torch.nn.LayerNorm(8, dtype=torch.float64)) if norm_first else (lambda: None)
-    t_enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2, **kwargs), 2, norm=final(),
-                                        enable_nested_tensor=False)
-    t_dec = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(8, 2, **kwargs), 2, norm=final())
-    with torch.no_grad():
-        for p in list(t_enc.parameters()) + list(t_dec.parameters()):
-            p.add_(0.05 * torch.randn_like(p))  # the layers of a stack start as copies: make them differ
-    enc = nn.Encoder(8, 2, 16, num_layers=2, dropout=0.0, norm_first=norm_first)
-    dec = nn.Decoder(8, 2, 16, num_layers=2, dropout=0.0, norm_first=norm_first)
-    enc.load_state_dict(torch_layer_state(t_enc))
-    dec.load_state_dict(torch_layer_state(t_dec))
-    rng = np.random.default_rng(5)
-    arrays = [rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 4, 8))]
-    causal = np.tril(np.ones((4, 4), dtype=bool))
-    assert_close_pairs(*run_both(
-        torch,
-        lambda src, tgt: dec(tgt, enc(src, key_padding()), mg.tensor(causal), key_padding()),
-        lambda src, tgt: t_dec(tgt, t_enc(src, src_key_padding_mask=torch.tensor(~PAD_MASK)),
-                               tgt_mask=torch.tensor(~causal), memory_key_padding_mask=torch.tensor(~PAD_MASK)),
-        arrays,
-    ))
-    compare_param_grads(enc, t_enc)
-    compare_param_grads(dec, t_dec)
-
-
 def test_positional_table_stays_exact_through_float_and_double():
     pe = nn.PositionalEncoding(6, max_len=20)
     pe.float()
@@ -768,7 +550,165 @@ def test_positional_table_stays_exact_through_float_and_double():
     assert np.allclose(pe(x).detach().numpy()[0], expected, rtol=0, atol=1e-15)  # float64-exact, not float32-rounded
 
 
-def test_causal_mask_with_offset_lets_new_queries_see_the_cache():
-    mask = nn.causal_mask(2, offset=3).detach().numpy()  # two new queries after three cached keys
-    assert mask.tolist() == [[True, True, True, True, False], [True, True, True, True, True]]
-    assert np.array_equal(nn.causal_mask(4).detach().numpy(), np.tril(np.ones((4, 4), dtype=bool)))
+# ---- the Transformer modules ------------------------------------------------------------------------------------
+def randomise(module, seed=0):
+    """Move LayerNorm weights off ones and every bias off zeros, so that their gradients are really tested."""
+    rng = np.random.default_rng(seed)
+    with mg.no_grad():
+        for name, p in module.named_parameters():
+            if "norm" in name and name.endswith("weight"):
+                p.data[...] = rng.uniform(0.5, 1.5, p.shape)
+            elif "bias" in name:
+                p.data[...] = 0.1 * rng.standard_normal(p.shape)
+
+
+def encoder_layer(**kwargs):
+    mg.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, **kwargs)
+    randomise(layer)
+    return layer
+
+
+def decoder_layer(**kwargs):
+    mg.manual_seed(0)
+    layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True, **kwargs)
+    randomise(layer)
+    return layer
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_encoder_layer_gradcheck(float64, norm_first, activation):
+    layer = encoder_layer(norm_first=norm_first, activation=activation)
+    x = normal((2, 5, 8))
+    causal = nn.Transformer.generate_square_subsequent_mask(5, dtype=mg.float64)
+    assert mg.gradcheck(lambda: layer(x, src_mask=causal, src_key_padding_mask=mg.tensor(PADDED)),
+                        params(layer, x=x))
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+def test_decoder_layer_gradcheck(float64, norm_first):
+    layer = decoder_layer(norm_first=norm_first)
+    x, memory = normal((2, 4, 8)), normal((2, 5, 8), seed=1)
+    tgt_padded = np.array([[False] * 4, [False, False, False, True]])
+    causal = np.triu(np.ones((4, 4), dtype=bool), 1)
+    assert mg.gradcheck(
+        lambda: layer(x, memory, tgt_mask=mg.tensor(causal), tgt_key_padding_mask=mg.tensor(tgt_padded),
+                      memory_key_padding_mask=mg.tensor(PADDED)),
+        params(layer, x=x, memory=memory),
+    )
+
+
+def test_transformer_gradcheck(float64):
+    mg.manual_seed(0)
+    model = nn.Transformer(8, 2, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=16, dropout=0.0,
+                           batch_first=True)
+    randomise(model)
+    src, tgt = normal((2, 5, 8)), normal((2, 4, 8), seed=1)
+    causal = nn.Transformer.generate_square_subsequent_mask(4, dtype=mg.float64)
+    assert mg.gradcheck(lambda: model(src, tgt, tgt_mask=causal, src_key_padding_mask=mg.tensor(PADDED),
+                                      memory_key_padding_mask=mg.tensor(PADDED)),
+                        params(model, src=src, tgt=tgt), fast_mode=True, n_directions=2, n_samples=3)
+
+
+def test_post_norm_and_pre_norm_follow_their_equations(float64):
+    x = normal((1, 3, 8))
+    for norm_first in (False, True):
+        layer = encoder_layer(norm_first=norm_first)
+
+        def attention(h):
+            return layer.self_attn(h, h, h)[0]
+
+        def feed_forward(h):
+            return layer.linear2(F.relu(layer.linear1(h)))
+
+        if norm_first:  # x + Sublayer(LayerNorm(x))
+            h = x + attention(layer.norm1(x))
+            expected = h + feed_forward(layer.norm2(h))
+        else:  # LayerNorm(x + Sublayer(x))
+            h = layer.norm1(x + attention(x))
+            expected = layer.norm2(h + feed_forward(h))
+        np.testing.assert_allclose(layer(x).detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+
+
+def test_stacks_are_copies_of_the_layer_then_the_norm(float64):
+    layer = encoder_layer()
+    stack = nn.TransformerEncoder(layer, 3, norm=nn.LayerNorm(8))
+    assert len(stack.layers) == 3 and stack.layers[0] is not layer and stack.layers[0] is not stack.layers[1]
+    for copy in stack.layers:  # PyTorch deep-copies the layer: equal values, separate parameters
+        np.testing.assert_array_equal(copy.linear1.weight.detach().numpy(), layer.linear1.weight.detach().numpy())
+    assert stack.layers[0].linear1.weight is not stack.layers[1].linear1.weight
+    x = normal((2, 5, 8))
+    expected = x
+    for copy in stack.layers:
+        expected = copy(expected, src_key_padding_mask=mg.tensor(PADDED))
+    np.testing.assert_allclose(stack(x, src_key_padding_mask=mg.tensor(PADDED)).detach().numpy(),
+                               stack.norm(expected).detach().numpy(), rtol=1e-12)
+    assert "layers.2.self_attn.in_proj_weight" in stack.state_dict() and "norm.weight" in stack.state_dict()
+
+
+def test_activation_may_be_a_callable(float64):
+    def squared_relu(h):
+        return F.relu(h) * F.relu(h)
+
+    layer = encoder_layer(activation=squared_relu)
+    x = normal((1, 3, 8))
+    layer(x)
+    assert layer.activation is squared_relu
+    gelu_module = encoder_layer(activation=nn.GELU())
+    assert "activation" in dict(gelu_module.named_children())  # a module is registered, as in PyTorch
+    assert mg.gradcheck(lambda: layer(x), params(layer, x=x), fast_mode=True)
+
+
+def test_dropout_in_layers_is_off_in_eval(float64):
+    layer = nn.TransformerDecoderLayer(8, 2, 16)  # PyTorch's default dropout 0.1
+    assert layer.dropout.p == 0.1 and layer.self_attn.dropout == 0.1
+    x, memory = normal((3, 1, 8)), normal((4, 1, 8), seed=1)  # (T, B, E): batch_first=False by default
+    layer.eval()
+    a = layer(x, memory).detach().numpy()
+    assert np.array_equal(a, layer(x, memory).detach().numpy())
+    layer.train()
+    mg.manual_seed(0)
+    assert not np.allclose(layer(x, memory).detach().numpy(), a)
+
+
+# ---- bad inputs ---------------------------------------------------------------------------------------------------
+def test_bad_inputs_give_clear_errors():
+    with pytest.raises(ValueError, match=r"embed_dim 10 is not divisible by num_heads 4"):
+        nn.MultiheadAttention(10, 4)
+    attention = nn.MultiheadAttention(8, 2, batch_first=True)
+    x = mg.randn(2, 5, 8)
+    with pytest.raises(mg.ShapeError, match=r"key_padding_mask of shape \(2, 4\) must be \(B, S\) = \(2, 5\)"):
+        attention(x, x, x, key_padding_mask=mg.ones(2, 4, dtype=mg.bool))
+    with pytest.raises(mg.ShapeError, match=r"attn_mask of shape \(4, 5\) must be \(T, S\) = \(5, 5\)"):
+        attention(x, x, x, attn_mask=mg.ones(4, 5, dtype=mg.bool))
+    with pytest.raises(TypeError, match="attn_mask must be a bool or float tensor"):
+        attention(x, x, x, attn_mask=mg.ones(5, 5, dtype=mg.int64))
+    with pytest.raises(ValueError, match="is_causal=True needs attn_mask"):
+        attention(x, x, x, is_causal=True)
+    with pytest.raises(mg.ShapeError, match=r"must all be 3-D \(batched\) or all 2-D"):
+        attention(mg.randn(5, 8), x, x)
+    with pytest.raises(mg.ShapeError, match="embed_dim=8"):
+        attention(mg.randn(2, 5, 6), x, x)
+    with pytest.raises(mg.ShapeError, match="different batch sizes"):
+        attention(x, mg.randn(3, 5, 8), mg.randn(3, 5, 8))
+    with pytest.raises(mg.ShapeError, match=r"attn_mask of shape \(3, 5\)"):
+        F.scaled_dot_product_attention(mg.randn(2, 4, 8), mg.randn(2, 5, 8), mg.randn(2, 5, 8),
+                                       attn_mask=mg.ones(3, 5, dtype=mg.bool))
+    with pytest.raises(mg.ShapeError, match="query dim"):
+        F.scaled_dot_product_attention(mg.randn(4, 8), mg.randn(5, 6), mg.randn(5, 6))
+    with pytest.raises(mg.ShapeError, match="same length"):
+        F.scaled_dot_product_attention(mg.randn(4, 8), mg.randn(5, 8), mg.randn(4, 8))
+    with pytest.raises(ValueError, match="is_causal"):
+        F.scaled_dot_product_attention(x, x, x, attn_mask=mg.ones(5, 5, dtype=mg.bool), is_causal=True)
+    with pytest.raises(TypeError, match="bool or float"):
+        F.scaled_dot_product_attention(x, x, x, attn_mask=mg.ones(5, 5, dtype=mg.int64))
+    with pytest.raises(ValueError, match="activation should be 'relu', 'gelu' or a callable, not 'swish'"):
+        nn.TransformerEncoderLayer(8, 2, activation="swish")
+    with pytest.raises(ValueError, match="minigrad runs on the CPU"):
+        nn.TransformerDecoderLayer(8, 2, device="cuda")
+    model = nn.Transformer(8, 2, 1, 1, 16, batch_first=True)
+    with pytest.raises(ValueError, match="batch sizes"):
+        model(mg.randn(2, 5, 8), mg.randn(3, 4, 8))
+    with pytest.raises(ValueError, match="d_model=8"):
+        model(mg.randn(2, 5, 8), mg.randn(2, 4, 6))

@@ -44,11 +44,11 @@ def test_where_sqrt_trap_gives_nan_gradient_and_anomaly_mode_names_sqrt():
 def test_anomaly_mode_accepts_masks_and_trains_a_transformer_layer():
     """-inf from masking is not an anomaly: only non-finite values an op creates from finite ones."""
     mg.manual_seed(0)
-    layer = nn.EncoderLayer(8, 2, 16, dropout=0.1)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True)
     x = mg.randn(2, 5, 8, requires_grad=True)
-    mask = nn.padding_mask(mg.tensor([[1, 2, 3, 0, 0], [1, 2, 3, 4, 5]]), 0)
+    padding = mg.tensor([[1, 2, 3, 0, 0], [1, 2, 3, 4, 5]]) == 0  # True at padding, as PyTorch's modules take it
     with mg.detect_anomaly():
-        layer(x, mask).sum().backward()
+        layer(x, src_key_padding_mask=padding).sum().backward()
     assert np.isfinite(x.grad.numpy()).all()
     assert not mg.is_anomaly_enabled()
 
@@ -157,9 +157,10 @@ def test_clear_errors_for_common_mistakes(tmp_path):
     q = mg.randn(2, 4, 5, 8)
     with pytest.raises(mg.ShapeError, match=r"attn_mask of shape \(3, 3\).*\(2, 4, 5, 5\)"):
         F.scaled_dot_product_attention(q, q, q, attn_mask=mg.ones(3, 3, dtype=mg.bool))
-    attention = nn.MultiHeadAttention(8, 2)
+    attention = nn.MultiheadAttention(8, 2, batch_first=True)
+    x = mg.randn(2, 5, 8)
     with pytest.raises(mg.ShapeError, match="attn_mask"):
-        attention(mg.randn(2, 5, 8), mask=mg.ones(2, 1, 4, 4, dtype=mg.bool))
+        attention(x, x, x, attn_mask=mg.ones(2, 1, 4, 4, dtype=mg.bool))
     with pytest.raises(ValueError, match="max_len=10"):
         nn.PositionalEncoding(8, max_len=10)(mg.randn(1, 11, 8))
     with pytest.raises(IndexError, match="token id 12 is outside the vocabulary of 10"):
@@ -182,7 +183,7 @@ def test_checkpoint_of_another_configuration_is_refused_and_the_model_kept(tmp_p
     message = str(error.value)
     assert "missing key 'decoder.layers.2" in message
     assert "'generator.weight': checkpoint has shape (10, 8), the model has (12, 8)" in message
-    assert "feed_forward.linear1.weight" in message
+    assert "'encoder.layers.0.linear1.weight': checkpoint has shape (16, 8), the model has (32, 8)" in message
     assert all(np.array_equal(before[k], v.detach().numpy()) for k, v in other.state_dict().items())
 
 

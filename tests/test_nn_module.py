@@ -279,7 +279,7 @@ def test_repr_is_readable_and_nested():
     assert "(head): Sequential(" in text and "(0): Linear(in_features=4, out_features=2, bias=True)" in text
     assert "\n    (2): Linear(in_features=2, out_features=1, bias=True)" in text  # nested indentation
     assert repr(nn.Embedding(10, 3, padding_idx=0)) == "Embedding(10, 3, padding_idx=0)"
-    assert repr(nn.Dropout(0.25)) == "Dropout(p=0.25)"
+    assert repr(nn.Dropout(0.25)) == "Dropout(p=0.25, inplace=False)"  # as PyTorch prints it
 
 
 def test_sequential_calls_in_order_and_indexes():

@@ -181,3 +181,21 @@ def test_ctrl_c_saves_between_steps_and_resume_matches_an_uninterrupted_run(tmp_
     assert resumed.history["loss"] == straight.history["loss"]
     for (name, a), (_, b) in zip(straight.model.named_parameters(), resumed.model.named_parameters()):
         assert np.array_equal(a.detach().numpy(), b.detach().numpy()), name
+
+
+def test_a_checkpoint_in_the_old_layout_is_refused_with_what_to_do(tmp_path):
+    """Checkpoints from before the models used PyTorch's modules (q_proj/k_proj/v_proj, feed_forward)."""
+    from models.training import load_for_inference
+
+    trainer = Trainer("copy", model_overrides=dict(d_model=16, d_ff=32), train_overrides=dict(steps=1))
+    path = tmp_path / "old.npz"
+    trainer.save(path)
+    checkpoint = mg.load(path)
+    old = {}
+    for name, value in checkpoint["model"].items():  # rename a few entries as the old models had them
+        old[name.replace("self_attn.in_proj_weight", "self_attn.q_proj.weight").replace(".linear1.", ".feed_forward.linear1.")] = value
+    checkpoint["model"] = old
+    mg.save(checkpoint, path)
+    for load in (load_for_inference, Trainer.resume):
+        with pytest.raises(mg.CheckpointError, match=r"old layout.*Train it again: minigrad train copy"):
+            load(path)

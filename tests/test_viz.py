@@ -41,15 +41,15 @@ def cluster_labels(graph):
 def encoder_layer_loss(float64=False):
     """An encoder layer, a padded batch, and a loss computed inside viz.record_modules."""
     mg.manual_seed(0)
-    layer = nn.EncoderLayer(8, 2, 16, dropout=0.0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
     if float64:
         layer.double()
     x = mg.randn(2, 4, 8, dtype=mg.float64 if float64 else None, requires_grad=True)
     x.name = "x"
-    mask = nn.padding_mask(mg.tensor([[3, 4, 5, PAD], [1, 2, 3, 4]]), PAD)
+    padding = mg.tensor([[3, 4, 5, PAD], [1, 2, 3, 4]]) == PAD  # True at padding
     weights = mg.randn(2, 4, 8, dtype=x.dtype)
     with viz.record_modules(layer):
-        loss = (layer(x, mask) * weights).sum()
+        loss = (layer(x, src_key_padding_mask=padding) * weights).sum()
     return layer, x, loss
 
 
@@ -73,8 +73,9 @@ def test_record_modules_tags_every_op_with_its_module_and_order():
     layer, _, loss = encoder_layer_loss()
     order = [t for t in engine.topological_order(loss) if t.grad_fn is not None]
     paths = {t.grad_fn.module_path for t in order}
-    assert {"", "self_attn", "self_attn.q_proj", "self_attn.out_proj", "norm1", "feed_forward.linear1",
-            "feed_forward.activation"} <= paths
+    assert {"", "self_attn", "self_attn.out_proj", "norm1", "linear1", "linear2", "norm2"} <= paths
+    relu = [t.grad_fn for t in order if t.grad_fn.name == "ReLU"]
+    assert [n.module_path for n in relu] == [""]  # the layer's activation is a function, run by the layer itself
     softmax = [t.grad_fn for t in order if t.grad_fn.name == "Softmax"]
     assert [n.module_path for n in softmax] == ["self_attn"]
     assert softmax[0].input_shapes[0] == (2, 2, 4, 4)
@@ -116,10 +117,10 @@ def test_recording_does_not_change_values_or_gradients():
     _, x1, loss1 = encoder_layer_loss(float64=True)
     loss1.backward()
     mg.manual_seed(0)
-    layer = nn.EncoderLayer(8, 2, 16, dropout=0.0).double()
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).double()
     x2 = mg.randn(2, 4, 8, dtype=mg.float64, requires_grad=True)
-    mask = nn.padding_mask(mg.tensor([[3, 4, 5, PAD], [1, 2, 3, 4]]), PAD)
-    loss2 = (layer(x2, mask) * mg.randn(2, 4, 8, dtype=mg.float64)).sum()
+    padding = mg.tensor([[3, 4, 5, PAD], [1, 2, 3, 4]]) == PAD
+    loss2 = (layer(x2, src_key_padding_mask=padding) * mg.randn(2, 4, 8, dtype=mg.float64)).sum()
     loss2.backward()
     assert loss1.item() == loss2.item()
     np.testing.assert_array_equal(x1.grad.numpy(), x2.grad.numpy())
@@ -156,26 +157,32 @@ def test_parameters_are_named_by_path_and_modules_are_clusters():
     assert len(node_ids(g)) == n_ops + n_params + 1  # + the input x
     clusters = dict((label, name) for name, label in cluster_labels(g))
     assert all(name.startswith("cluster") for name in clusters.values())
-    assert {"self_attn: MultiHeadAttention", "q_proj: Linear", "norm1: LayerNorm",
-            "feed_forward: PositionwiseFeedForward", "linear1: Linear"} <= set(clusters)
+    assert {"self_attn: MultiheadAttention", "out_proj: Linear", "norm1: LayerNorm", "linear1: Linear"} <= set(clusters)
     # the attention block's box holds its matmuls, mask and softmax
-    start = g.source.index("label=\"self_attn: MultiHeadAttention\"")
+    start = g.source.index("label=\"self_attn: MultiheadAttention\"")
     block = g.source[start:]
     for op in ("MatMul", "MaskedFill", "Softmax"):
         assert op in block
+    # the paper's matrices by name: W_Q, W_K, W_V are slices of in_proj_weight, Q, K, V their products
+    first_lines = [t.split("\n")[0] for t in labels(g).values()]
+    for name in ("W_Q = GetItem", "W_K = GetItem", "W_V = GetItem", "Q = Linear", "K = Linear", "V = Linear"):
+        assert first_lines.count(name) == 1, name
 
 
 def test_collapse_a_module_by_path_by_object_and_by_class():
     layer, _, loss = encoder_layer_loss()
     full = viz.draw_graph(loss, model=layer)
-    for collapse in ("feed_forward", layer.feed_forward, nn.PositionwiseFeedForward):
+    n_ops = sum(t.grad_fn is not None and t.grad_fn.module_path.startswith("self_attn")
+                for t in engine.topological_order(loss))
+    assert n_ops > 10  # projections, heads, scores, mask, softmax, weights times V, W_O
+    for collapse in ("self_attn", layer.self_attn, nn.MultiheadAttention):
         g = viz.draw_graph(loss, model=layer, collapse=collapse)
         text = labels(g)
-        assert "feed_forward.linear1.weight" not in "\n".join(text.values())
+        assert "self_attn.in_proj_weight" not in "\n".join(text.values())
         (node,) = [t for i, t in text.items() if i.startswith("m")]
-        assert node.startswith("feed_forward: PositionwiseFeedForward\n3 ops, 4 parameters\nout (2, 4, 8)")
-        # 3 ops and 4 parameters become 1 node
-        assert len(node_ids(g)) == len(node_ids(full)) - 3 - 4 + 1
+        assert node.startswith(f"self_attn: MultiheadAttention\n{n_ops} ops, 4 parameters\nout (2, 4, 8)")
+        # the block's ops and 4 parameters become 1 node
+        assert len(node_ids(g)) == len(node_ids(full)) - n_ops - 4 + 1
     by_class = viz.draw_graph(loss, model=layer, collapse=[nn.Linear])
     collapsed = [t.split("\n")[0] for i, t in labels(by_class).items() if i.startswith("m")]
     assert sorted(collapsed) == sorted(f"{n}: Linear" for n, m in layer.named_modules() if isinstance(m, nn.Linear))
@@ -186,12 +193,12 @@ def test_max_depth_draws_deeper_modules_as_one_node_each():
     g = viz.draw_graph(loss, model=layer, max_depth=0)
     assert cluster_labels(g) == []
     collapsed = sorted(t.split("\n")[0] for i, t in labels(g).items() if i.startswith("m"))
-    assert collapsed == ["feed_forward: PositionwiseFeedForward", "norm1: LayerNorm", "norm2: LayerNorm",
-                         "self_attn: MultiHeadAttention"]
+    assert collapsed == ["linear1: Linear", "linear2: Linear", "norm1: LayerNorm", "norm2: LayerNorm",
+                         "self_attn: MultiheadAttention"]
     g1 = viz.draw_graph(loss, model=layer, max_depth=1)
-    assert "q_proj: Linear" not in [label for _, label in cluster_labels(g1)]
-    assert "self_attn: MultiHeadAttention" in [label for _, label in cluster_labels(g1)]
-    assert "self_attn.q_proj: Linear\n1 op, 2 parameters\nout (2, 4, 8)" in labels(g1).values()
+    assert "out_proj: Linear" not in [label for _, label in cluster_labels(g1)]
+    assert "self_attn: MultiheadAttention" in [label for _, label in cluster_labels(g1)]
+    assert "self_attn.out_proj: Linear\n1 op, 2 parameters\nout (2, 4, 8)" in labels(g1).values()
 
 
 def test_a_module_called_twice_collapses_to_one_node_per_call():
@@ -201,7 +208,7 @@ def test_a_module_called_twice_collapses_to_one_node_per_call():
     g = viz.draw_graph(loss, model=model, collapse=["positional", "encoder", "decoder"])
     collapsed = [t.split("\n")[0] for i, t in labels(g).items() if i.startswith("m")]
     assert collapsed.count("positional: PositionalEncoding") == 2  # source and target: two calls
-    assert collapsed.count("encoder: Encoder") == 1
+    assert collapsed.count("encoder: TransformerEncoder") == 1
 
 
 def test_gradient_norms_after_a_traced_backward():
@@ -210,8 +217,8 @@ def test_gradient_norms_after_a_traced_backward():
         loss.backward(retain_graph=True)
     g = viz.draw_graph(loss, model=layer)
     text = labels(g)
-    w = layer.self_attn.q_proj.weight
-    expected = f"self_attn.q_proj.weight\n(8, 8)\n|grad| {np.linalg.norm(w.grad.numpy()):.3g}"
+    w = layer.self_attn.in_proj_weight
+    expected = f"self_attn.in_proj_weight\n(24, 8)\n|grad| {np.linalg.norm(w.grad.numpy()):.3g}"
     assert expected in text.values()
     softmax = [t for t in text.values() if t.startswith("Softmax")]
     assert len(softmax) == 1 and "|grad|" in softmax[0]
@@ -238,10 +245,10 @@ def test_a_deep_graph_is_drawn_without_recursion():
 @needs_dot
 def test_renders_svg_and_png(tmp_path):
     layer, _, loss = encoder_layer_loss()
-    g = viz.draw_graph(loss, model=layer, collapse=["feed_forward"])
+    g = viz.draw_graph(loss, model=layer, collapse=["linear1", "linear2"])
     svg = g.pipe(format="svg").decode()
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    assert "self_attn: MultiHeadAttention" in svg and "Softmax" in svg
+    assert "self_attn: MultiheadAttention" in svg and "Softmax" in svg
     out = g.render(outfile=tmp_path / "graph.png", cleanup=True)
     assert (tmp_path / "graph.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", out
     assert "image/svg+xml" in g._repr_mimebundle_()  # what Jupyter shows
@@ -324,24 +331,24 @@ class Swish(nn.Module):
 def test_blame_names_the_hidden_wrong_op_and_its_module():
     model, src, tgt_in, targets = tiny_seq2seq()
     model.double()
-    model.encoder.layers[0].feed_forward.activation = Swish(BadSwish)
+    model.encoder.layers[0].activation = Swish(BadSwish)
     with pytest.raises(mg.GradcheckError):  # the whole model's check fails, but does not say where
         mg.gradcheck(lambda: seq2seq_loss(model, src, tgt_in, targets), dict(model.named_parameters()),
                      fast_mode=True)
     report = viz.blame(seq2seq_loss, (model, src, tgt_in, targets), model=model)
     assert not report.ok and not report.skipped
     assert report.first.op == "BadSwish"
-    assert report.first.module == "encoder.layers.0.feed_forward.activation"
+    assert report.first.module == "encoder.layers.0.activation"
     assert len(report.failures) == 1  # every other op, checked alone, is right
     text = str(report)
-    assert "first wrong backward: op #" in text and "BadSwish in encoder.layers.0.feed_forward.activation" in text
+    assert "first wrong backward: op #" in text and "BadSwish in encoder.layers.0.activation" in text
     assert "analytic" in text and "numeric" in text
     assert "WRONG" in report.table() and report.table().count("\n") == len(report.checks)
 
 
 def test_blame_passes_a_correct_model_even_in_float32():
     model, src, tgt_in, targets = tiny_seq2seq()  # float32: blame re-checks each op in float64
-    model.encoder.layers[0].feed_forward.activation = Swish(GoodSwish)
+    model.encoder.layers[0].activation = Swish(GoodSwish)
     report = viz.blame(lambda: seq2seq_loss(model, src, tgt_in, targets), model=model)
     assert report.ok and report.first is None and not report.skipped
     assert "every backward agrees" in str(report)
@@ -372,13 +379,15 @@ def test_blame_on_a_recorded_graph_and_bad_calls():
 def test_attention_weights_of_every_block():
     model, src, tgt_in, _ = tiny_seq2seq()
     maps = viz.attention_weights(model, src, tgt_in)
-    assert sorted(maps) == ["decoder.layers.0.cross_attn", "decoder.layers.0.self_attn",
+    assert sorted(maps) == ["decoder.layers.0.multihead_attn", "decoder.layers.0.self_attn",
                             "encoder.layers.0.self_attn"]
-    cross = maps["decoder.layers.0.cross_attn"]
+    cross = maps["decoder.layers.0.multihead_attn"]
     assert cross.shape == (2, 2, 4, 5)  # (B, h, T target positions, S source positions)
     np.testing.assert_allclose(cross.sum(-1), 1.0, rtol=1e-5)
     np.testing.assert_array_equal(cross[1, :, :, 3:], 0.0)  # padded source keys get no weight
-    assert model.training and not model.decoder.layers[0].cross_attn.keep_weights
+    assert model.training and "forward" not in vars(model.decoder.layers[0].multihead_attn)  # unwrapped again
+    out, weights = model.decoder.layers[0].multihead_attn(mg.randn(2, 3, 8), mg.randn(2, 5, 8), mg.randn(2, 5, 8))
+    assert weights.shape == (2, 3, 5)  # the module's own defaults are back: weights averaged over the heads
 
 
 def test_plot_attention_and_training_curves(tmp_path):
@@ -422,7 +431,7 @@ def test_visualize_example_makes_its_pictures(tmp_path, capsys):
     printed = capsys.readouterr().out
     for name in ("attention_graph.svg", "attention_graph.png", "date_attention.png", "date_training_curves.png"):
         assert (tmp_path / name).stat().st_size > 0
-    assert "first wrong backward: op #" in printed and "BadSwish in encoder.layers.0.feed_forward.activation" in printed
+    assert "first wrong backward: op #" in printed and "BadSwish in encoder.layers.0.activation" in printed
     assert "Softmax     encoder.layers.0.self_attn" in printed  # the backward trace of the block
 
 

@@ -1,21 +1,29 @@
 """minigrad.nn: modules, layers, and the attention and Transformer blocks.
 
-    module.py       Module (registration by assignment, state_dict), parameter.py Parameter
-    layers.py       Linear, Embedding, LayerNorm, Dropout, ReLU, GELU;  containers.py Sequential, ModuleList
-    functional.py   the stateless forms and losses (cross_entropy, mse_loss, ...);  init.py initialisers
-    masks.py        the mask convention (True = may attend) and causal / padding masks
-    attention.py    scaled dot-product attention, MultiHeadAttention
-    positional.py   sinusoidal PositionalEncoding
-    transformer.py  PositionwiseFeedForward, EncoderLayer, DecoderLayer, Encoder, Decoder
-    utils.py        clip_grad_norm_
+    module.py       Module (registration by assignment, hooks, state_dict), parameter.py Parameter
+    layers.py       Linear, Embedding, LayerNorm, Dropout, Identity, Flatten, ReLU, GELU, SiLU, Tanh,
+                    Sigmoid, Softmax, LogSoftmax
+    containers.py   Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+    loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss
+    functional.py   the stateless forms and losses (cross_entropy, mse_loss, pad, ...);  init.py initialisers
+    masks.py        PyTorch's two mask conventions, and the one place minigrad converts between them
+    attention.py    scaled dot-product attention and MultiheadAttention: the one attention implementation
+    positional.py   sinusoidal PositionalEncoding (PyTorch has none)
+    transformer.py  TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder,
+                    Transformer (PyTorch's)
+    utils.py        clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters
 """
 from . import functional, init
-from .attention import MultiHeadAttention
-from .containers import ModuleList, Sequential
-from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU
-from .masks import causal_mask, padding_mask, padding_mask_from_lengths
+from .attention import MultiheadAttention
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .layers import (
+    GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
+)
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 from .positional import PositionalEncoding
-from .transformer import Decoder, DecoderLayer, Encoder, EncoderLayer, PositionwiseFeedForward
+from .transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
 from . import utils

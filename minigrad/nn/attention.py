@@ -1,26 +1,44 @@
-"""Attention, composed from minigrad's primitive ops, so its backward is the chain rule at work.
+"""Attention: the one implementation in minigrad, composed from primitive ops so that its backward
+is the chain rule at work. Every attention in minigrad and in models/ runs through this file.
+
+Scaled dot-product attention (`scaled_dot_product_attention`, PyTorch's F.scaled_dot_product_attention):
 
     scores  = Q K^T / sqrt(d_k)          matmul, mul        (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
-    scores  = masked_fill(scores, not mask, -inf)           masked keys get weight exactly 0
+    scores  = masked_fill(scores, not allowed, -inf)       masked keys get weight exactly 0
     weights = softmax(scores, dim=-1)                       each query's weights sum to 1
+    weights = dropout(weights)                              while training, if dropout_p > 0
     output  = weights V                  matmul             (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
+
+Multi-head attention (`MultiheadAttention`, PyTorch's nn.MultiheadAttention):
+
+    Q = query W_Q^T + b_Q,  K = key W_K^T + b_K,  V = value W_V^T + b_V       (W_Q, W_K, W_V: rows of in_proj_weight)
+    head_i = Attention(Q_i, K_i, V_i)      Q_i, K_i, V_i: the i-th slice of d_k = embed_dim / num_heads columns
+    output = concat(head_1, ..., head_h) W_O^T + b_O                           (W_O: out_proj)
 
 Why divide by sqrt(d_k): if q and k have independent components of mean 0 and variance 1, q . k is
 a sum of d_k such products and has variance d_k; dividing by sqrt(d_k) brings it back to 1, which
 keeps softmax out of saturation (where its gradients vanish).
 
-Mask convention (minigrad/nn/masks.py): boolean, True means "may attend"; a float mask is added to
-the scores, as in PyTorch's scaled_dot_product_attention.
+Masks (minigrad/nn/masks.py has the table): scaled_dot_product_attention takes a bool mask with
+True = "may attend"; MultiheadAttention takes PyTorch's opposite convention (True = masked out) and
+converts it, in masks.sdpa_mask, the only place that flips a mask. Float masks are added to the scores.
+A query with no key left gets zero weights, a zero output and zero gradient, never NaN.
 """
 import math
 
 import numpy as np
 
+from .. import dtype as _dtype
 from .. import ops
 from ..errors import ShapeError
+from ..ops.util import require_floating
 from ..tensor import Tensor
+from . import functional as F
+from . import init
 from .layers import Linear
+from .masks import sdpa_mask
 from .module import Module
+from .parameter import Parameter
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
@@ -31,7 +49,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                                               scale=None):
-    """As scaled_dot_product_attention, and also return the attention weights (..., T, S)."""
+    """As scaled_dot_product_attention, and also return the attention weights (..., T, S): the ones
+    that multiplied V, so after dropout while dropout_p > 0 (as nn.MultiheadAttention returns them)."""
     _check_qkv(query, key, value)
     T, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)  # a Python float keeps float32
@@ -58,7 +77,9 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
             allowed = mask
         elif mask.dtype.kind == "f":
             blocked = np.isneginf(mask)
-            scores = scores + Tensor._make(np.where(blocked, 0, mask).astype(scores.dtype))
+            finite = np.where(blocked, 0, mask)
+            if finite.any():  # a mask of only 0 and -inf adds nothing: skip the addition
+                scores = scores + Tensor._make(finite.astype(scores.dtype))
             allowed = ~blocked if blocked.any() else None
         else:
             raise TypeError(f"scaled_dot_product_attention: attn_mask must be bool or float, got {mask.dtype}")
@@ -75,15 +96,14 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
     weights = ops.softmax(scores, dim=-1)
     if dead_rows is not None:
         weights = weights.masked_fill(dead_rows, 0.0)
-    attended = weights
     if dropout_p > 0.0:
-        from .functional import dropout
-
-        attended = dropout(weights, dropout_p, training=True)
-    return attended @ value, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
+        weights = F.dropout(weights, dropout_p, training=True)
+    return weights @ value, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
 
 
 def _check_qkv(query, key, value):
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        require_floating(t, "scaled_dot_product_attention", name)
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise ShapeError(
             f"scaled_dot_product_attention: query, key, value need shape (..., length, dim), got "
@@ -101,77 +121,184 @@ def _check_qkv(query, key, value):
         )
 
 
-class MultiHeadAttention(Module):
-    """h heads, each attending with its own projections; outputs concatenated and projected back.
 
-        head_i = Attention(Q W_Q_i, K W_K_i, V W_V_i),  output = concat(head_1..head_h) W_O
 
-    The h per-head projections are stored side by side in one Linear each (q_proj, k_proj, v_proj:
-    d_model -> h * d_k), which is the same map as h separate ones. out_proj: h * d_v -> d_model.
-    Self-attention: query = key = value = x. Cross-attention: query from the decoder, key = value =
-    the encoder's output (memory). Inputs are batch-first (B, T, d_model); `mask` follows minigrad's
-    convention (True = may attend) and broadcasts to (B, h, T, S).
+class MultiheadAttention(Module):
+    """PyTorch's nn.MultiheadAttention: h heads attending in parallel, concatenated and projected.
+
+    Parameters, named and shaped as PyTorch's (so state dicts move both ways):
+        in_proj_weight (3E, E)   W_Q, W_K, W_V stacked (rows 0:E, E:2E, 2E:3E), when kdim = vdim = E
+        q_proj_weight (E, E), k_proj_weight (E, kdim), v_proj_weight (E, vdim)   instead, when they differ
+        in_proj_bias (3E,)       b_Q, b_K, b_V stacked (bias=True)
+        out_proj                 a Linear(E, E): W_O and b_O
+        bias_k, bias_v (1, 1, E) one learned key and value appended to every sequence (add_bias_kv=True)
+
+    Inputs are (T, B, E) by default, (B, T, E) with batch_first=True, or (T, E) unbatched. Masks use
+    PyTorch's convention for this module: bool True = masked out, float = added to the scores.
     """
 
-    def __init__(self, d_model, num_heads, dropout=0.0, bias=True, d_k=None, d_v=None, kdim=None, vdim=None):
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
         super().__init__()
-        if d_k is None and d_model % num_heads:
-            raise ValueError(f"MultiHeadAttention: d_model {d_model} is not divisible by num_heads {num_heads}")
-        self.d_model, self.num_heads = d_model, num_heads
-        self.d_k = d_model // num_heads if d_k is None else d_k
-        self.d_v = self.d_k if d_v is None else d_v
-        self.q_proj = Linear(d_model, num_heads * self.d_k, bias=bias)
-        self.k_proj = Linear(d_model if kdim is None else kdim, num_heads * self.d_k, bias=bias)
-        self.v_proj = Linear(d_model if vdim is None else vdim, num_heads * self.d_v, bias=bias)
-        self.out_proj = Linear(num_heads * self.d_v, d_model, bias=bias)
-        self.dropout = dropout  # on the attention weights, while training
-        self.keep_weights = False  # True: keep the last weights (B, h, T, S) as a NumPy array in last_weights
-        self.last_weights = None
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be positive, got {embed_dim} and {num_heads}")
+        if embed_dim % num_heads:
+            raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
+        if device not in (None, "cpu"):
+            raise ValueError(f"MultiheadAttention: minigrad runs on the CPU, got device={device!r}")
+        self.embed_dim, self.num_heads, self.dropout, self.batch_first = embed_dim, num_heads, dropout, batch_first
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.head_dim = embed_dim // num_heads  # d_k = d_v
+        self.add_zero_attn = add_zero_attn
+        dtype = _dtype.get_default_dtype() if dtype is None else np.dtype(dtype)
 
-    def _split_heads(self, x, d):
-        B, T, _ = x.shape
-        # (B, T, h * d) -> (B, T, h, d) -> (B, h, T, d)
-        return x.reshape(B, T, self.num_heads, d).transpose(1, 2)
+        def parameter(*shape):
+            return Parameter(np.empty(shape, dtype=dtype))
 
-    def project_kv(self, key, value):
-        """Keys and values split into heads, (B, h, S, d_k) and (B, h, S, d_v): what a decoding cache keeps."""
-        return self._split_heads(self.k_proj(key), self.d_k), self._split_heads(self.v_proj(value), self.d_v)
-
-    def forward(self, query, key=None, value=None, mask=None, need_weights=False, is_causal=False, cache=None):
-        """Returns (output (B, T, d_model), weights (B, h, T, S) or None).
-
-        key and value default to query (self-attention). `cache`, a dict, serves incremental
-        decoding: for self-attention it holds the keys and values of earlier positions and this call
-        appends to them; for cross-attention (static=True in the dict) they are computed once.
-        """
-        key = query if key is None else key
-        value = key if value is None else value
-        if query.ndim != 3 or key.ndim != 3 or value.ndim != 3:
-            raise ShapeError(
-                f"MultiHeadAttention: query, key and value must be (B, T, d_model), got shapes "
-                f"{query.shape}, {key.shape}, {value.shape}"
-            )
-        q = self._split_heads(self.q_proj(query), self.d_k)  # (B, h, T, d_k)
-        if cache is not None and cache.get("static") and "k" in cache:
-            k, v = cache["k"], cache["v"]
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = parameter(3 * embed_dim, embed_dim)
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
         else:
-            k, v = self.project_kv(key, value)  # (B, h, S, d_k), (B, h, S, d_v)
-            if cache is not None:
-                if "k" in cache and not cache.get("static"):
-                    k = ops.cat([cache["k"], k], dim=2)
-                    v = ops.cat([cache["v"], v], dim=2)
-                cache["k"], cache["v"] = k, v
-        if mask is not None and np.ndim(mask._array if isinstance(mask, Tensor) else mask) == 3:
-            # (B, T, S) -> (B, 1, T, S): the same mask for every head
-            mask = mask.unsqueeze(1) if isinstance(mask, Tensor) else np.asarray(mask)[:, None]
+            self.register_parameter("in_proj_weight", None)
+            self.q_proj_weight = parameter(embed_dim, embed_dim)
+            self.k_proj_weight = parameter(embed_dim, self.kdim)
+            self.v_proj_weight = parameter(embed_dim, self.vdim)
+        if bias:
+            self.in_proj_bias = parameter(3 * embed_dim)
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        if add_bias_kv:
+            self.bias_k = parameter(1, 1, embed_dim)
+            self.bias_v = parameter(1, 1, embed_dim)
+        else:
+            self.bias_k = self.bias_v = None
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        """PyTorch's initialisation: Glorot-uniform projections, zero biases, Glorot-normal bias_k/bias_v."""
+        for weight in (self.in_proj_weight, self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+            if weight is not None:
+                init.xavier_uniform_(weight)
+        if self.in_proj_bias is not None:
+            init.zeros_(self.in_proj_bias)
+            init.zeros_(self.out_proj.bias)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
+
+    def projection_weights(self):
+        """(W_Q, W_K, W_V): slices of in_proj_weight, or the three separate weights when kdim/vdim differ."""
+        if self.in_proj_weight is None:
+            return self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        E = self.embed_dim
+        W = self.in_proj_weight  # (3E, E): the rows of W_Q, then W_K, then W_V
+        W_Q, W_K, W_V = W[:E], W[E:2 * E], W[2 * E:]
+        W_Q.name, W_K.name, W_V.name = "W_Q", "W_K", "W_V"  # so that a drawn graph shows them by name
+        return W_Q, W_K, W_V
+
+    def _split_heads(self, x):
+        B, L, _ = x.shape
+        # (B, L, E) -> (B, L, h, d_k) -> (B, h, L, d_k): head i gets columns i*d_k .. (i+1)*d_k
+        return x.reshape(B, L, self.num_heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        """Returns (output, weights). output has the query's layout; weights (B, T, S) averaged over the
+        heads, or (B, h, T, S) with average_attn_weights=False (no B when unbatched), or None when
+        need_weights=False. Self-attention: query = key = value. Cross-attention: query from the
+        decoder, key = value = the encoder's output (memory).
+
+        is_causal is PyTorch's hint that attn_mask is the causal mask; as in PyTorch, attn_mask must
+        be given with it, and minigrad always applies attn_mask itself.
+        """
+        batched = self._check_inputs(query, key, value, key_padding_mask, attn_mask)
+        if is_causal and attn_mask is None:
+            raise ValueError(
+                "MultiheadAttention: is_causal=True needs attn_mask (it is a hint that attn_mask is causal); "
+                "nn.Transformer.generate_square_subsequent_mask(T) makes one"
+            )
+        if not batched:  # one sequence (L, E) -> a batch of one (1, L, E)
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask[None]  # (S,) -> (1, S)
+        elif not self.batch_first:  # (L, B, E) -> (B, L, E)
+            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+        B, T, E = query.shape
+        S = key.shape[1]
+
+        # the three projections of the paper: Q = query W_Q^T + b_Q, and so on
+        W_Q, W_K, W_V = self.projection_weights()
+        b_Q, b_K, b_V = self.in_proj_bias.chunk(3) if self.in_proj_bias is not None else (None, None, None)
+        q = F.linear(query, W_Q, b_Q)  # (B, T, E)
+        k = F.linear(key, W_K, b_K)  # (B, S, E)
+        v = F.linear(value, W_V, b_V)  # (B, S, E)
+        q.name, k.name, v.name = "Q", "K", "V"
+        extra_keys = 0
+        if self.bias_k is not None:  # one more key and value, learned, for every sequence
+            k = ops.cat([k, self.bias_k.expand(B, 1, E)], dim=1)  # (B, S + 1, E)
+            v = ops.cat([v, self.bias_v.expand(B, 1, E)], dim=1)
+            extra_keys += 1
+        if self.add_zero_attn:  # one more key and value of zeros: a query may attend to "nothing"
+            zeros = Tensor._make(np.zeros((B, 1, E), dtype=k.dtype))
+            k, v = ops.cat([k, zeros], dim=1), ops.cat([v, zeros], dim=1)
+            extra_keys += 1
+        mask = sdpa_mask(attn_mask, key_padding_mask, B, self.num_heads, T, S, extra_keys)  # True = may attend
+
+        # (B, L, E) -> (B, h, L, d_k); every head attends on its own slice
         out, weights = scaled_dot_product_attention_with_weights(
-            q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0, is_causal=is_causal
+            self._split_heads(q), self._split_heads(k), self._split_heads(v), attn_mask=mask,
+            dropout_p=self.dropout if self.training else 0.0,
         )
-        if self.keep_weights:  # for plotting (minigrad.viz.attention_weights); detached, holds no graph
-            self.last_weights = weights._array
-        B, _, T, _ = out.shape
-        out = out.transpose(1, 2).reshape(B, T, self.num_heads * self.d_v)  # (B, h, T, d_v) -> (B, T, h * d_v)
-        return self.out_proj(out), (weights if need_weights else None)
+        out = out.transpose(1, 2).reshape(B, T, E)  # concat(head_1..head_h): (B, h, T, d_k) -> (B, T, h * d_k)
+        out = self.out_proj(out)  # W_O
+
+        if not batched:
+            out = out.squeeze(0)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)  # (B, T, E) -> (T, B, E)
+        if not need_weights:
+            return out, None
+        if average_attn_weights:
+            weights = weights.mean(dim=1)  # (B, h, T, S) -> (B, T, S)
+        return out, (weights if batched else weights.squeeze(0))
+
+    def _check_inputs(self, query, key, value, key_padding_mask, attn_mask):
+        """True for batched (3-D) inputs, False for one sequence (2-D); a clear error otherwise."""
+        shapes = f"query {query.shape}, key {key.shape}, value {value.shape}"
+        if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
+            raise ShapeError(
+                f"MultiheadAttention: query, key and value must all be 3-D (batched) or all 2-D (one sequence), "
+                f"got {shapes}"
+            )
+        batched = query.ndim == 3
+        batch_dim = 0 if self.batch_first else 1
+        if batched and not (query.shape[batch_dim] == key.shape[batch_dim] == value.shape[batch_dim]):
+            raise ShapeError(f"MultiheadAttention: query, key and value have different batch sizes: {shapes}"
+                             f" (batch_first={self.batch_first})")
+        length_dim = (1 if self.batch_first else 0) if batched else 0
+        if key.shape[length_dim] != value.shape[length_dim]:
+            raise ShapeError(f"MultiheadAttention: key and value must have the same length, got {shapes}")
+        if (query.shape[-1], key.shape[-1], value.shape[-1]) != (self.embed_dim, self.kdim, self.vdim):
+            raise ShapeError(
+                f"MultiheadAttention: last dims must be embed_dim={self.embed_dim}, kdim={self.kdim}, "
+                f"vdim={self.vdim}, got {shapes}"
+            )
+        if key_padding_mask is not None and key_padding_mask.ndim != (2 if batched else 1):
+            raise ShapeError(
+                f"MultiheadAttention: key_padding_mask of shape {tuple(key_padding_mask.shape)} must be "
+                f"{'(B, S)' if batched else '(S,) for unbatched inputs'}"
+            )
+        if attn_mask is not None and attn_mask.ndim not in (2, 3):
+            raise ShapeError(
+                f"MultiheadAttention: attn_mask of shape {tuple(attn_mask.shape)} must be (T, S) or (B * num_heads, T, S)"
+            )
+        return batched
 
     def extra_repr(self):
-        return f"d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k}, d_v={self.d_v}, dropout={self.dropout}"
+        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, "
+                f"batch_first={self.batch_first}")

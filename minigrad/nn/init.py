@@ -77,3 +77,61 @@ def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
     gain = calculate_gain(nonlinearity, a)
     bound = gain * math.sqrt(3.0 / fan)
     return uniform_(tensor, -bound, bound)
+
+
+def _kaiming_std(op, tensor, a, mode, nonlinearity):
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"{op}: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = _fans(tensor)
+    fan = fan_in if mode == "fan_in" else fan_out
+    if fan == 0:
+        raise ValueError(f"{op}: cannot initialise a tensor of shape {tensor.shape}, whose {mode} is 0")
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """N(0, std^2), std = gain / sqrt(fan) (He et al. 2015): keeps the variance of ReLU activations."""
+    return normal_(tensor, 0.0, _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """N(mean, std^2) restricted to [a, b] (a and b are absolute values, not multiples of std, as PyTorch).
+
+    Drawn by rejection: the values outside [a, b] are drawn again until none is left, which is quick
+    unless [a, b] holds little of the distribution's mass.
+    """
+    if not a < b:
+        raise ValueError(f"trunc_normal_: the interval [a, b] must be non-empty, got a={a}, b={b}")
+    if std <= 0:
+        raise ValueError(f"trunc_normal_: std must be positive, got {std}")
+    rng = _random.default_generator()
+    values = rng.normal(mean, std, tensor.shape)
+    outside = (values < a) | (values > b)
+    for _ in range(1000):
+        if not outside.any():
+            break
+        values[outside] = rng.normal(mean, std, int(outside.sum()))
+        outside = (values < a) | (values > b)
+    else:
+        raise ValueError(f"trunc_normal_: [a, b] = [{a}, {b}] holds almost none of N({mean}, {std}^2)")
+    return _fill(tensor, values)
+
+
+def orthogonal_(tensor, gain=1.0, generator=None):
+    """A (semi-)orthogonal matrix (Saxe et al. 2013): the Q of the QR decomposition of a normal matrix,
+    its columns' signs fixed by R's diagonal so the result is uniformly distributed; dims after the
+    first are flattened."""
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dims are supported, got shape {tensor.shape}")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _random.default_generator().standard_normal((rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (gain * q).reshape(tensor.shape))

@@ -1,4 +1,5 @@
-"""The basic layers: Linear, Embedding, LayerNorm, Dropout, ReLU, GELU (PyTorch's defaults)."""
+"""The basic layers (PyTorch's defaults): Linear, Embedding, LayerNorm, Dropout, Identity, Flatten, and the
+activations ReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax."""
 import math
 
 import numpy as np
@@ -84,26 +85,79 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
 
 
 class Dropout(Module):
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: probability p must be in [0, 1], got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace  # inplace is accepted; minigrad always returns a new tensor
 
     def forward(self, x):
         return F.dropout(x, self.p, self.training)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
-class ReLU(Module):
+class Identity(Module):
+    """Returns its input; any constructor arguments are ignored (a placeholder for an optional layer)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Flatten(Module):
+    """Flatten dims start_dim..end_dim into one (by default everything but the batch dim)."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class _Activation(Module):
+    """An elementwise activation; `inplace` is accepted as in PyTorch, and a new tensor returned."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class ReLU(_Activation):
     def forward(self, x):
         return F.relu(x)
+
+
+class SiLU(_Activation):
+    """x * sigmoid(x)."""
+
+    def forward(self, x):
+        return F.silu(x)
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return F.tanh(x)
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return F.sigmoid(x)
 
 
 class GELU(Module):
@@ -116,3 +170,34 @@ class GELU(Module):
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}"
+
+
+class Softmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmax(input, dim=_implicit_dim("Softmax", self.dim, input))
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.log_softmax(input, dim=_implicit_dim("LogSoftmax", self.dim, input))
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+def _implicit_dim(op, dim, input):
+    """PyTorch's (deprecated) choice when dim is None: dim 0 for 0-, 1- and 3-d input, else dim 1."""
+    if dim is not None:
+        return dim
+    return 0 if input.ndim in (0, 1, 3) else 1

@@ -1,16 +1,19 @@
 """Module: the base class of layers and models.
 
 Parameters, buffers and sub-modules register themselves when assigned as attributes
-(`self.weight = Parameter(...)`, `self.attn = MultiHeadAttention(...)`), so a model's parameters,
+(`self.weight = Parameter(...)`, `self.attn = MultiheadAttention(...)`), so a model's parameters,
 their dotted names, and its state dict come from walking that tree.
 """
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
 import numpy as np
 
+from .. import dtype as _dtype
 from .. import function as _function
 from ..errors import ShapeError
 from ..tensor import Tensor
+from ..utils.hooks import RemovableHandle
 from .parameter import Parameter
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -23,19 +26,86 @@ class Module:
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_hooks_with_kwargs", set())  # ids of hooks that also receive kwargs
+        object.__setattr__(self, "_hooks_always_called", set())  # ids of forward hooks run even if forward raises
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
         recorder = _function._recorder
-        if recorder is None:
+        if recorder is None and not self._forward_pre_hooks and not self._forward_hooks:
             return self.forward(*args, **kwargs)
-        recorder.enter(self)  # minigrad.viz is recording which module each op belongs to
+        if recorder is not None:
+            recorder.enter(self)  # minigrad.viz is recording which module each op belongs to
         try:
-            return self.forward(*args, **kwargs)
+            return self._call_with_hooks(args, kwargs)
         finally:
-            recorder.exit()
+            if recorder is not None:
+                recorder.exit()
+
+    def _call_with_hooks(self, args, kwargs):
+        """forward between its hooks, as PyTorch calls them: a pre-hook may replace the arguments,
+        a forward hook the output (by returning something other than None)."""
+        for hook_id, hook in list(self._forward_pre_hooks.items()):
+            if hook_id in self._hooks_with_kwargs:
+                replaced = hook(self, args, kwargs)
+                if replaced is not None:
+                    if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                        raise RuntimeError(
+                            f"forward pre-hook of {type(self).__name__} (with_kwargs=True) must return None or a "
+                            f"tuple (new_args, new_kwargs), got {type(replaced).__name__}"
+                        )
+                    args, kwargs = replaced
+            else:
+                replaced = hook(self, args)
+                if replaced is not None:
+                    args = replaced if isinstance(replaced, tuple) else (replaced,)
+        try:
+            result = self.forward(*args, **kwargs)
+        except BaseException:
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if hook_id in self._hooks_always_called:
+                    self._run_forward_hook(hook_id, hook, args, kwargs, None)
+            raise
+        for hook_id, hook in list(self._forward_hooks.items()):
+            replaced = self._run_forward_hook(hook_id, hook, args, kwargs, result)
+            if replaced is not None:
+                result = replaced
+        return result
+
+    def _run_forward_hook(self, hook_id, hook, args, kwargs, result):
+        if hook_id in self._hooks_with_kwargs:
+            return hook(self, args, kwargs, result)
+        return hook(self, args, result)
+
+    # ---- hooks --------------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Call hook(module, args) before every forward (hook(module, args, kwargs) with_kwargs=True).
+        A hook that returns something other than None replaces the arguments. Returns a handle whose
+        remove() takes the hook out."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs, False)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """Call hook(module, args, output) after every forward (hook(module, args, kwargs, output)
+        with_kwargs=True). A hook that returns something other than None replaces the output.
+        always_call=True: also called (with output None) when forward raises. Returns a handle."""
+        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs, always_call)
+
+    def _add_hook(self, table, hook, prepend, with_kwargs, always_call):
+        if not callable(hook):
+            raise TypeError(f"register hook on {type(self).__name__}: the hook must be callable, got {type(hook).__name__}")
+        handle = RemovableHandle(table, self._hooks_with_kwargs, self._hooks_always_called)
+        table[handle.id] = hook
+        if prepend:
+            table.move_to_end(handle.id, last=False)
+        if with_kwargs:
+            self._hooks_with_kwargs.add(handle.id)
+        if always_call:
+            self._hooks_always_called.add(handle.id)
+        return handle
 
     # ---- registration -----------------------------------------------------------------------
     def __setattr__(self, name, value):
@@ -164,9 +234,42 @@ class Module:
             yield b
 
     def apply(self, fn):
-        for module in list(self.modules())[::-1]:
-            fn(module)
+        """Call fn on every sub-module (children before their parent, as PyTorch), then on self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
         return self
+
+    def get_submodule(self, target):
+        """The sub-module at a dotted path ("blocks.0.attn"); "" is the module itself."""
+        module = self
+        if target == "":
+            return module
+        walked = []
+        for name in target.split("."):
+            child = module._modules.get(name) if name in module._modules else None
+            if not isinstance(child, Module):
+                where = ".".join(walked) or "the root module"
+                raise AttributeError(f"get_submodule({target!r}): {type(module).__name__} ({where}) has no sub-module {name!r}")
+            module = child
+            walked.append(name)
+        return module
+
+    def _get_member(self, target, table, kind):
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        value = getattr(module, table).get(name)
+        if value is None:
+            raise AttributeError(f"get_{kind}({target!r}): {type(module).__name__} has no {kind} {name!r}")
+        return value
+
+    def get_parameter(self, target):
+        """The parameter at a dotted path ("blocks.0.attn.in_proj_weight")."""
+        return self._get_member(target, "_parameters", "parameter")
+
+    def get_buffer(self, target):
+        """The buffer at a dotted path."""
+        return self._get_member(target, "_buffers", "buffer")
 
     # ---- modes and gradients ----------------------------------------------------------------
     def train(self, mode=True):
@@ -189,9 +292,27 @@ class Module:
             p.requires_grad_(requires_grad)
         return self
 
-    def to(self, dtype):
-        """Cast every floating point parameter and buffer to `dtype`, in place."""
-        dtype = np.dtype(dtype)
+    def to(self, *args, dtype=None, device=None, non_blocking=False):
+        """to(dtype), to("cpu"), to("cpu", dtype), to(tensor), to(dtype=..., device=...), as PyTorch:
+        cast every floating point parameter and buffer to `dtype`, in place. minigrad has one device,
+        the CPU, so a device argument only has to name it."""
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif isinstance(arg, str) or (arg is not None and type(arg).__name__ == "device"):
+                device = arg
+            elif arg is not None:
+                dtype = arg
+        if device is not None:
+            _check_cpu(f"{type(self).__name__}.to", device)
+        if dtype is None:
+            return self
+        dtype = _dtype.to_dtype(dtype)
+        if dtype.kind != "f":
+            raise TypeError(f"{type(self).__name__}.to only accepts floating point dtypes, got {dtype}")
+        return self._cast(dtype)
+
+    def _cast(self, dtype):
         for module in self.modules():
             for table in (module._parameters, module._buffers):
                 for t in table.values():
@@ -202,10 +323,23 @@ class Module:
         return self
 
     def double(self):
-        return self.to(np.float64)
+        return self._cast(np.dtype(np.float64))
 
     def float(self):
-        return self.to(np.float32)
+        return self._cast(np.dtype(np.float32))
+
+    def half(self):
+        """float16 parameters and buffers (minigrad computes in whatever dtype the arrays have)."""
+        return self._cast(np.dtype(np.float16))
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        raise RuntimeError(
+            f"{type(self).__name__}.cuda(): minigrad runs on the CPU only; keep the module where it is "
+            "(or call .cpu(), .to('cpu'))"
+        )
 
     # ---- state --------------------------------------------------------------------------------
     def state_dict(self, prefix="", keep_vars=False):
@@ -228,9 +362,16 @@ class Module:
     def load_state_dict(self, state_dict, strict=True):
         """Copy values from `state_dict` into this module's parameters and buffers.
 
-        Everything is checked first: missing and unexpected keys (when strict) and shape mismatches
-        raise one error that lists all of them, and the module is left unchanged.
+        Everything is checked before anything changes: missing and unexpected keys (when strict),
+        values that are not numeric arrays or tensors, wrong shapes, and dtypes that would lose
+        information (floats into an integer buffer). One error lists every problem, and on any
+        problem the module is left exactly as it was.
         """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(
+                f"load_state_dict of {type(self).__name__}: expects a mapping of names to tensors, "
+                f"got {type(state_dict).__name__}"
+            )
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -238,24 +379,23 @@ class Module:
         if strict:
             problems += [f"missing key {k!r}" for k in missing]
             problems += [f"unexpected key {k!r}" for k in unexpected]
+        staged = []  # (target, the array to copy in): nothing is written until every entry passed
         for key, target in own.items():
             if key not in state_dict:
                 continue
-            value = state_dict[key]
-            array = value._array if isinstance(value, Tensor) else np.asarray(value)
-            if array.shape != target.shape:
-                problems.append(f"{key!r}: checkpoint has shape {array.shape}, the model has {target.shape}")
+            array, problem = _checked_value(state_dict[key], target)
+            if problem:
+                problems.append(f"{key!r}: {problem}")
+            else:
+                staged.append((target, array))
         if problems:
             raise ShapeError(
                 f"load_state_dict of {type(self).__name__}: {len(problems)} problem(s), nothing was loaded:\n  "
                 + "\n  ".join(problems)
             )
-        for key, target in own.items():
-            if key in state_dict:
-                value = state_dict[key]
-                array = value._array if isinstance(value, Tensor) else np.asarray(value)
-                target._array[...] = array.astype(target.dtype, copy=False)
-                target._bump_version()
+        for target, array in staged:
+            target._array[...] = array
+            target._bump_version()
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- printing -----------------------------------------------------------------------------
@@ -275,6 +415,38 @@ class Module:
         if len(lines) == 1 and not self._modules:
             return f"{type(self).__name__}({lines[0]})"
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _checked_value(value, target):
+    """(the array to copy into `target`, None), or (None, what is wrong with `value`)."""
+    if isinstance(value, Tensor):
+        array = value._array
+    elif isinstance(value, (np.ndarray, np.generic, int, float, list, tuple)):
+        try:
+            array = np.asarray(value)
+        except (ValueError, TypeError) as error:
+            return None, f"the value is not a rectangular array of numbers ({error})"
+    else:
+        return None, f"expected a tensor or an array, got {type(value).__name__}"
+    if array.dtype.kind not in "biuf":
+        return None, f"the checkpoint holds {array.dtype} values, not numbers the model can take"
+    if array.shape != target.shape:
+        return None, f"checkpoint has shape {array.shape}, the model has {target.shape}"
+    order = "biuf".index  # bool < integers < floats: loading may widen, never truncate
+    if order(array.dtype.kind) > order(target.dtype.kind) and not (array.dtype.kind in "iu" and target.dtype.kind in "iu"):
+        return None, f"checkpoint has dtype {array.dtype}, which would be truncated into the model's {target.dtype}"
+    if array.size and not np.can_cast(array.dtype, target.dtype):  # narrowing: the values must fit
+        info = np.iinfo(target.dtype) if target.dtype.kind in "iu" else np.finfo(target.dtype)
+        finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
+        if finite.size and (finite.min() < info.min or finite.max() > info.max):
+            return None, f"checkpoint values (from {finite.min()} to {finite.max()}) do not fit the model's {target.dtype}"
+    return array.astype(target.dtype, copy=False), None
+
+
+def _check_cpu(op, device):
+    name = str(device)
+    if name.split(":")[0] != "cpu":
+        raise RuntimeError(f"{op}: minigrad runs on the CPU only, got device {name!r}")
 
 
 def _fits(table, value, module):

@@ -1,10 +1,16 @@
-"""Gradient utilities: clip_grad_norm_."""
+"""Gradient and parameter utilities: clip_grad_norm_, clip_grad_value_, parameters_to_vector,
+vector_to_parameters."""
 import numpy as np
 
+from .. import ops
 from ..tensor import Tensor
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
+def _as_list(parameters):
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Scale the gradients in place so that their total norm is at most `max_norm`; return the norm.
 
     The total norm is the norm of all gradients taken together, as if concatenated into one vector
@@ -15,9 +21,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     `norm_type` may be float('inf') (the largest |g|). Parameters without a gradient are skipped.
     Returns the total norm before clipping, as a 0-d Tensor.
     """
-    if isinstance(parameters, Tensor):
-        parameters = [parameters]
-    grads = [p.grad._array for p in parameters if p.grad is not None]
+    grads = [p.grad._array for p in _as_list(parameters) if p.grad is not None]
     max_norm = float(max_norm)
     norm_type = float(norm_type)
     if not grads:
@@ -38,3 +42,45 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             for g in grads:
                 g *= clip_coef
     return Tensor._make(np.asarray(total_norm))
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp every gradient element to [-clip_value, clip_value], in place."""
+    clip_value = float(clip_value)
+    if not clip_value >= 0:
+        raise ValueError(f"clip_grad_value_: clip_value must be non-negative, got {clip_value}")
+    for p in _as_list(parameters):
+        if p.grad is not None:
+            np.clip(p.grad._array, -clip_value, clip_value, out=p.grad._array)
+
+
+def parameters_to_vector(parameters):
+    """All parameters flattened and concatenated into one 1-d tensor (differentiable)."""
+    params = _as_list(parameters)
+    for p in params:
+        if not isinstance(p, Tensor):
+            raise TypeError(f"parameters_to_vector: expected Tensors, got {type(p).__name__}")
+    if not params:
+        raise ValueError("parameters_to_vector: got no parameters")
+    return ops.cat([p.reshape(-1) for p in params])
+
+
+def vector_to_parameters(vec, parameters):
+    """Copy consecutive slices of the 1-d tensor `vec` into the parameters (the inverse of
+    parameters_to_vector), in place and untracked; `vec` must have exactly as many elements."""
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"vector_to_parameters: expected vec to be a Tensor, got {type(vec).__name__}")
+    if vec.ndim != 1:
+        raise ValueError(f"vector_to_parameters: vec must be 1-d, got shape {vec.shape}")
+    params = _as_list(parameters)
+    total = sum(p.numel() for p in params)
+    if total != vec.shape[0]:
+        raise ValueError(
+            f"vector_to_parameters: vec has {vec.shape[0]} elements, but the parameters have {total} in all"
+        )
+    start = 0
+    for p in params:  # everything was checked above, so no parameter is left half-written
+        n = p.numel()
+        p._array[...] = vec._array[start:start + n].reshape(p.shape)
+        p._bump_version()
+        start += n

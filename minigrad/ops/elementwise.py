@@ -100,7 +100,11 @@ class Pow(Function):
         # d(a^b)/da = b * a^(b-1), d(a^b)/db = a^b * log(a)
         a, b, out = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        grad_a = grad * b * np.power(a, b - 1) if need_a else None
+        grad_a = None
+        if need_a:
+            # where b == 0, a^b is the constant 1: gradient 0, also at a = 0 (not 0 * 0^-1 = NaN), as PyTorch
+            with np.errstate(divide="ignore", invalid="ignore"):
+                grad_a = grad * np.where(b == 0, 0, b * np.power(a, b - 1))
         grad_b = None
         if need_b:
             # where a == 0 the term a^b log a has limit 0 (for b > 0); avoid 0 * -inf = nan
@@ -118,7 +122,11 @@ class PowScalar(Function):
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
-        return np.power(x, exponent)
+        try:
+            return np.power(x, exponent)
+        except ValueError:  # NumPy (as PyTorch) refuses integers to negative integer powers
+            raise ValueError(f"pow: an {x.dtype} tensor cannot be raised to the negative integer power {exponent} "
+                             "(convert it with .float())") from None
 
     @staticmethod
     def backward(ctx, grad):

@@ -1,4 +1,8 @@
-"""Cross-entropy on logits, fused with log_softmax: stable, and one node in the graph.
+"""The losses that are one node each: cross-entropy (fused with log_softmax), NLL, the pointwise
+KL divergence, and binary cross-entropy on logits. Their reductions are composed by the caller
+(minigrad.nn.functional), except where the fused kernel needs them (cross-entropy, NLL).
+
+Cross-entropy on logits, fused with log_softmax: stable, and one node in the graph.
 
 For a row with logits x, target class t, C classes and label smoothing e, the target distribution
 is q = (1 - e) onehot(t) + e / C, and the loss is  -sum_c q_c log softmax(x)_c.
@@ -58,3 +62,98 @@ class CrossEntropy(Function):
             grad_x -= (e / n_classes) * scale
         grad_x[np.arange(len(target)), target] -= (1 - e) * scale[:, 0]
         return grad_x, None, None, None, None
+
+
+class NLLLoss(Function):
+    """Negative log-likelihood of log-probabilities (M, C) at class ids target (M,).
+
+    loss_i = -w[t_i] * logp[i, t_i] (0 where t_i == ignore_index); "mean" divides the sum by the
+    total weight of the rows that count (by 0 rows: loss 0, as cross_entropy here).
+    """
+
+    @staticmethod
+    def forward(ctx, logp, target, weight, ignore_index, reduction):
+        keep = target != ignore_index
+        safe_target = np.where(keep, target, 0)
+        rows = np.arange(len(target))
+        w = (weight[safe_target] if weight is not None else np.ones(len(target), dtype=logp.dtype)) * keep
+        w = w.astype(logp.dtype, copy=False)
+        losses = -logp[rows, safe_target] * w
+        total_weight = float(w.sum())
+        ctx.save_for_backward(safe_target, w)
+        ctx.reduction, ctx.total_weight, ctx.shape = reduction, total_weight, logp.shape
+        if reduction == "none":
+            return losses
+        total = losses.sum(dtype=logp.dtype)
+        if reduction == "sum":
+            return total
+        return total / total_weight if total_weight else np.zeros((), dtype=logp.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dL/dlogp[i, t_i] = -w[t_i] * upstream (/ total weight for "mean"); 0 elsewhere
+        target, w = ctx.saved_tensors
+        if ctx.reduction == "mean":
+            scale = grad / ctx.total_weight if ctx.total_weight else grad * 0
+        else:
+            scale = grad
+        grad_logp = np.zeros(ctx.shape, dtype=w.dtype)
+        grad_logp[np.arange(len(target)), target] = -w * scale
+        return grad_logp, None, None, None, None
+
+
+class KLDivPointwise(Function):
+    """The pointwise KL term of F.kl_div, input being log q and target p (or log p with log_target):
+
+        l = p (log p - input)          = xlogy(p, p) - p input   (0 where p = 0)
+        l = e^t (t - input)            with log_target, t = log p
+    """
+
+    @staticmethod
+    def forward(ctx, input, target, log_target):
+        ctx.save_for_backward(input, target)
+        ctx.log_target = log_target
+        if log_target:
+            return np.exp(target) * (target - input)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            plogp = np.where(target == 0, 0, target * np.log(np.where(target == 0, 1, target)))
+        return (plogp - target * input).astype(input.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        if ctx.log_target:
+            # dl/dinput = -e^t,  dl/dt = e^t (t - input + 1)
+            p = np.exp(target)
+            return -p * grad, p * (target - input + 1) * grad, None
+        # dl/dinput = -p,  dl/dp = log p + 1 - input (unbounded at p = 0: NaN there, as PyTorch)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad_target = np.where(target == 0, np.nan, np.log(target) + 1 - input) * grad
+        return -target * grad, grad_target, None
+
+
+class BCEWithLogits(Function):
+    """Binary cross-entropy of logits x against targets y, stable for any x:
+
+        l = (1 - y) x + (1 + (pw - 1) y) log(1 + e^-x)        pw = pos_weight (1 if not given)
+
+    log(1 + e^-x) is np.logaddexp(0, -x), which never overflows.
+    """
+
+    @staticmethod
+    def forward(ctx, x, y, pos_weight):
+        softplus = np.logaddexp(0, -x)  # log(1 + e^-x)
+        log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * y
+        ctx.save_for_backward(x, y, pos_weight)
+        ctx.softplus, ctx.log_weight = softplus, log_weight
+        return ((1 - y) * x + log_weight * softplus).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dl/dx = (1 - y) - lw sigmoid(-x),  dl/dy = -x + (pw - 1) log(1 + e^-x),  dl/dpw = y log(1 + e^-x)
+        x, y, pos_weight = ctx.saved_tensors
+        sigmoid_neg = 0.5 * (np.tanh(-0.5 * x) + 1)
+        grad_x = grad * ((1 - y) - ctx.log_weight * sigmoid_neg)
+        grad_y = grad * (-x if pos_weight is None else -x + (pos_weight - 1) * ctx.softplus)
+        grad_pw = None if pos_weight is None else grad * y * ctx.softplus
+        return grad_x, grad_y, grad_pw

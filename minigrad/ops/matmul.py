@@ -3,6 +3,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
+from .util import promote
 
 
 class MatMul(Function):
@@ -56,4 +57,5 @@ class MatMul(Function):
 
 
 def matmul(a, b):
-    return MatMul.apply(a, b)
+    # PyTorch's promotion, as for every binary op: int64 @ float32 is float32 (NumPy would give float64)
+    return MatMul.apply(*promote(a, b))

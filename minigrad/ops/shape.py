@@ -80,10 +80,13 @@ class Contiguous(Function):
         return grad
 
 
-def reshape(x, shape):
+def reshape(x, shape, op="reshape"):
     shape = tuple(int(s) for s in shape)
     if shape.count(-1) > 1:
-        raise ShapeError(f"reshape: only one dimension can be -1, got {shape}")
+        raise ShapeError(f"{op}: only one dimension can be -1 (inferred), got {shape}")
+    negative = [s for s in shape if s < -1]
+    if negative:  # NumPy would treat any negative size as -1; PyTorch refuses them
+        raise ShapeError(f"{op}: invalid size {negative[0]} in shape {shape}; sizes must be >= 0, or one -1")
     return Reshape.apply(x, shape)
 
 
@@ -129,6 +132,8 @@ def expand(x, sizes):
     target = []
     for i, size in enumerate(sizes):
         own = x.shape[i - lead] if i >= lead else None
+        if size < -1:
+            raise ShapeError(f"expand: invalid size {size} in {sizes}; sizes must be >= 0, or -1 to keep a dim")
         if size == -1:
             if own is None:
                 raise ShapeError(f"expand: -1 is not allowed for the new leading dim {i} in {sizes}")

@@ -90,5 +90,12 @@ def promote(a, b):
     return a, b
 
 
+def require_floating(x, op, what="input"):
+    """Refuse an integer or bool tensor where `op` needs floating point (PyTorch refuses them too),
+    rather than truncate the result to integers or fail deep inside NumPy."""
+    if isinstance(x, Tensor) and x.dtype.kind != "f":
+        raise TypeError(f"{op}: {what} must be a floating point tensor, got {x.dtype} (convert with .float())")
+
+
 def shape_of(x):
     return x.shape if isinstance(x, (Tensor, np.ndarray)) else ()

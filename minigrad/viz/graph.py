@@ -7,9 +7,10 @@
     g.render(outfile="graph.svg", cleanup=True)     # or .png; in Jupyter, `g` on its own displays it
 
 What the picture shows:
-- one box per op (its Function's name and the shape of its output), the output of the graph in red;
+- one box per op (its Function's name, after the output's `.name` if it has one, and the shape of its
+  output), the output of the graph in red;
 - one ellipse per leaf that requires grad: a parameter is named by its path in `model`
-  (`encoder.layers.0.self_attn.q_proj.weight`), any other leaf by its `.name` or "input";
+  (`encoder.layers.0.self_attn.in_proj_weight`), any other leaf by its `.name` or "input";
 - arrows in the direction data flows in the forward pass (backward walks them the other way);
 - the ops of each module inside a labelled box (a Graphviz cluster; clusters nest as modules do),
   when the forward pass ran inside `viz.record_modules`;
@@ -120,7 +121,7 @@ def draw_graph(tensor, model=None, collapse=(), max_depth=None, show_grad=True, 
                 path = inside[0].rpartition(".")[0]  # also used elsewhere (a tied weight): drawn beside it
         unit[id(t)] = ids[id(t)]
         if node is not None:
-            label = [node.name, _shape(t.shape)]
+            label = [node.name if t.name is None else f"{t.name} = {node.name}", _shape(t.shape)]  # e.g. "W_Q = GetItem"
             grad_norm = norm(t.grad._array) if t.grad is not None else getattr(node, "grad_norm", None)
             attrs = _ROOT if t is tensor else _OP
         else:

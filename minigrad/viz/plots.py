@@ -1,7 +1,7 @@
 """Attention maps and training curves, with matplotlib (an optional extra).
 
-    maps = viz.attention_weights(model, src, tgt_in)       # {"decoder.layers.1.cross_attn": (B, h, T, S), ...}
-    fig = viz.plot_attention(maps["decoder.layers.1.cross_attn"][0], src_tokens, tgt_tokens)
+    maps = viz.attention_weights(model, src, tgt_in)  # {"decoder.layers.1.multihead_attn": (B, h, T, S), ...}
+    fig = viz.plot_attention(maps["decoder.layers.1.multihead_attn"][0], src_tokens, tgt_tokens)
     fig.savefig("attention.png")
     viz.plot_training_curves(trainer.history).savefig("curves.png")
 
@@ -25,25 +25,40 @@ def _figure(**kwargs):
 
 def attention_weights(model, *inputs, **kwargs):
     """Run model(*inputs, **kwargs) once, in eval mode without a graph, and return the attention
-    weights of every MultiHeadAttention in it: {module path: array (B, h, T, S)}.
+    weights of every nn.MultiheadAttention in it: {module path: array (B, h, T, S)}.
 
     T indexes the queries, S the keys; for cross-attention the queries are the decoder's positions
-    and the keys the encoder's. A block called more than once keeps its last call.
+    and the keys the encoder's. A block called more than once keeps its last call. The Transformer
+    layers call their attention with need_weights=False; while recording, each block computes its
+    weights per head anyway (need_weights=True, average_attn_weights=False) and keeps a copy.
     """
-    from ..nn.attention import MultiHeadAttention
+    from ..nn.attention import MultiheadAttention
 
-    blocks = [(name, m) for name, m in model.named_modules() if isinstance(m, MultiHeadAttention)]
+    blocks = [(name, m) for name, m in model.named_modules() if isinstance(m, MultiheadAttention)]
+    maps = {}
+
+    def recording(name, forward):
+        def forward_keeping_weights(*args, **kw):
+            asked = kw.get("need_weights", True)
+            out, weights = forward(*args, **{**kw, "need_weights": True, "average_attn_weights": False})
+            maps[name] = weights._array.copy()
+            if asked and kw.get("average_attn_weights", True):
+                weights = weights.mean(dim=-3)  # what the caller asked for: averaged over the heads
+            return out, (weights if asked else None)
+
+        return forward_keeping_weights
+
     was_training = model.training
     model.eval()
     try:
-        for _, m in blocks:
-            m.keep_weights, m.last_weights = True, None
+        for name, m in blocks:
+            m.forward = recording(name, m.forward)  # an instance attribute over the class's forward
         with no_grad():
             model(*inputs, **kwargs)
-        return {name: m.last_weights for name, m in blocks if m.last_weights is not None}
+        return {name: maps[name] for name, _ in blocks if name in maps}
     finally:
         for _, m in blocks:
-            m.keep_weights, m.last_weights = False, None
+            m.__dict__.pop("forward", None)
         model.train(was_training)
 
 

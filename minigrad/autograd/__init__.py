@@ -1,0 +1,19 @@
+"""minigrad.autograd: PyTorch's autograd API on minigrad's engine.
+
+    Function    your own differentiable op, in PyTorch's form (Tensors in forward and backward)
+    grad        gradients of outputs with respect to chosen inputs, returned (no .grad is touched)
+    backward    backward() of several tensors at once
+    gradcheck   finite-difference check, with torch.autograd.gradcheck's signature
+
+The primitive ops in minigrad/ops/ are written one level down, on NumPy arrays
+(`minigrad.function.Function`); see function.py here for how the two levels meet.
+"""
+from ..grad_mode import enable_grad, is_grad_enabled, no_grad
+from .function import Function, FunctionCtx, once_differentiable
+from .functional import backward, grad
+from .gradcheck import GradcheckError, gradcheck
+
+__all__ = [
+    "Function", "FunctionCtx", "once_differentiable", "grad", "backward", "gradcheck", "GradcheckError",
+    "no_grad", "enable_grad", "is_grad_enabled",
+]

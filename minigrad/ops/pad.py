@@ -1,0 +1,32 @@
+"""Constant padding (F.pad): the input placed inside a larger tensor filled with `value`.
+
+`pad` lists (before, after) amounts from the last dim backwards, as PyTorch: (left, right) pads the
+last dim, (left, right, top, bottom) the last two. A negative amount crops instead. The backward
+takes the gradient of the region where the input sits, and zeros for the cropped-away parts.
+"""
+import numpy as np
+
+from ..function import Function
+
+
+class ConstantPad(Function):
+    @staticmethod
+    def forward(ctx, x, widths, value):
+        # widths: one (before, after) pair per dim of x, in dim order
+        crop = tuple(slice(max(-b, 0), x.shape[d] - max(-a, 0)) for d, (b, a) in enumerate(widths))
+        grow = [(max(b, 0), max(a, 0)) for b, a in widths]
+        kept = x[crop]
+        out = np.pad(kept, grow, mode="constant", constant_values=value) if any(b or a for b, a in grow) else kept.copy()
+        ctx.crop, ctx.input_shape = crop, x.shape
+        ctx.place = tuple(slice(b, b + n) for (b, _), n in zip(grow, kept.shape))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dL/dx = the gradient of the input's region of the output; 0 where x was cropped away
+        inner = grad[ctx.place]
+        if all(s.start == 0 and s.stop == n for s, n in zip(ctx.crop, ctx.input_shape)):
+            return np.ascontiguousarray(inner), None, None
+        grad_x = np.zeros(ctx.input_shape, dtype=grad.dtype)
+        grad_x[ctx.crop] = inner
+        return grad_x, None, None

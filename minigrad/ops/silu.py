@@ -1,0 +1,20 @@
+"""SiLU (swish): silu(x) = x * sigmoid(x), the activation of LLaMA-style feed-forward layers."""
+import numpy as np
+
+from ..function import Function
+
+
+class SiLU(Function):
+    @staticmethod
+    def forward(ctx, x):
+        s = 0.5 * (np.tanh(0.5 * x) + 1)  # sigmoid(x) in the form that cannot overflow
+        ctx.save_for_backward(x)
+        ctx.sigmoid = s
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(x s)/dx = s + x s (1 - s) = s (1 + x (1 - s)),   s = sigmoid(x)
+        (x,) = ctx.saved_tensors
+        s = ctx.sigmoid
+        return grad * (s * (1 + x * (1 - s)))

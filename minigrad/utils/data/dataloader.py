@@ -1,0 +1,125 @@
+"""DataLoader: reads samples in the order a sampler gives, and collates them into batches."""
+import collections.abc
+
+import numpy as np
+
+from ... import ops
+from ...tensor import Tensor
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+
+def default_collate(batch):
+    """Stack a list of samples into a batch, keeping the samples' structure, as PyTorch:
+
+    Tensors and NumPy arrays are stacked along a new first dim; Python floats become a float64
+    tensor, ints an int64 tensor, bools a bool tensor; strings stay a list; a tuple, list or dict
+    of fields is collated field by field (a namedtuple stays one).
+    """
+    if not batch:
+        raise ValueError("default_collate: got an empty batch")
+    first = batch[0]
+    if isinstance(first, Tensor):
+        shapes = {t.shape for t in batch}
+        if len(shapes) != 1:
+            raise RuntimeError(f"default_collate: cannot stack tensors of different shapes {sorted(shapes)}")
+        return ops.stack(list(batch))
+    if isinstance(first, np.ndarray):
+        if first.dtype.kind in "OSU":
+            raise TypeError(f"default_collate: cannot collate NumPy arrays of dtype {first.dtype}")
+        return default_collate([Tensor._make(np.asarray(a)) for a in batch])
+    if isinstance(first, np.generic):
+        return Tensor._make(np.array(batch))
+    if isinstance(first, bool):
+        return Tensor._make(np.array(batch, dtype=np.bool_))
+    if isinstance(first, float):
+        return Tensor._make(np.array(batch, dtype=np.float64))
+    if isinstance(first, int):
+        return Tensor._make(np.array(batch, dtype=np.int64))
+    if isinstance(first, (str, bytes)):
+        return list(batch)
+    if isinstance(first, collections.abc.Mapping):
+        collated = {key: default_collate([sample[key] for sample in batch]) for key in first}
+        try:
+            return type(first)(collated)  # an OrderedDict stays one
+        except TypeError:
+            return collated
+    if isinstance(first, tuple) and hasattr(first, "_fields"):  # a namedtuple
+        return type(first)(*(default_collate(list(field)) for field in zip(*batch)))
+    if isinstance(first, collections.abc.Sequence):
+        if any(len(sample) != len(first) for sample in batch):
+            raise RuntimeError("default_collate: each sample in the batch must have the same number of fields")
+        fields = [default_collate(list(field)) for field in zip(*batch)]
+        return tuple(fields) if isinstance(first, tuple) else fields
+    raise TypeError(
+        f"default_collate: batch must contain Tensors, NumPy arrays, numbers, dicts or lists; found {type(first).__name__}"
+    )
+
+
+def default_convert(data):
+    """What a DataLoader with batch_size=None does to each sample: NumPy arrays become Tensors."""
+    if isinstance(data, np.ndarray) and data.dtype.kind not in "OSU":
+        return Tensor._make(data)
+    if isinstance(data, collections.abc.Mapping):
+        return {key: default_convert(value) for key, value in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(default_convert(d) for d in data)
+    return data
+
+
+class DataLoader:
+    """Batches of a dataset: `for x, y in DataLoader(TensorDataset(X, Y), batch_size=32, shuffle=True)`.
+
+    batch_size:    samples per batch (None: no batching, each sample as it is)
+    shuffle:       a new random order every epoch (from minigrad's generator, or `generator`)
+    sampler:       the indices to read, in order (instead of shuffle)
+    batch_sampler: lists of indices, one per batch (instead of batch_size, shuffle, sampler, drop_last)
+    drop_last:     drop the last, incomplete batch
+    collate_fn:    samples -> batch (default_collate)
+    num_workers:   must be 0: minigrad loads in the main process
+    """
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
+                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
+                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
+                 pin_memory_device=""):
+        if num_workers != 0:
+            raise ValueError(
+                f"DataLoader: num_workers={num_workers} is not supported: minigrad loads data in the main "
+                "process, so num_workers must be 0"
+            )
+        if timeout != 0:
+            raise ValueError(f"DataLoader: timeout is only for worker processes, and minigrad has none; got {timeout}")
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError(
+                    "DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
+                    "and drop_last"
+                )
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("DataLoader: batch_size=None option disables auto-batching and is mutually exclusive "
+                             "with drop_last")
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
+        self.sampler, self.batch_sampler, self.generator = sampler, batch_sampler, generator
+        self.num_workers = num_workers
+        self.collate_fn = collate_fn if collate_fn is not None else (
+            default_collate if batch_sampler is not None else default_convert)
+
+    def __iter__(self):
+        if self.batch_sampler is None:
+            for index in self.sampler:
+                yield self.collate_fn(self.dataset[index])
+            return
+        for indices in self.batch_sampler:
+            yield self.collate_fn([self.dataset[i] for i in indices])
+
+    def __len__(self):
+        return len(self.batch_sampler) if self.batch_sampler is not None else len(self.sampler)

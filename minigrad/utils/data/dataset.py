@@ -1,0 +1,79 @@
+"""Datasets: anything with __getitem__(index) and __len__(), plus random_split."""
+import math
+
+from ... import random as _random
+from ...tensor import Tensor
+
+
+class Dataset:
+    """Base class of map-style datasets: subclasses define __getitem__ (and __len__)."""
+
+    def __getitem__(self, index):
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
+
+    def __add__(self, other):
+        raise NotImplementedError("Dataset: concatenating datasets (ConcatDataset) is not supported by minigrad")
+
+
+class TensorDataset(Dataset):
+    """Sample i is (t[i] for t in tensors): the tensors must agree in their first dim."""
+
+    def __init__(self, *tensors):
+        if not tensors:
+            raise ValueError("TensorDataset: needs at least one tensor")
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"TensorDataset: expects Tensors, got {type(t).__name__}")
+            if t.ndim == 0:
+                raise ValueError("TensorDataset: a 0-d tensor has no first dim to index")
+        sizes = [t.shape[0] for t in tensors]
+        if len(set(sizes)) != 1:
+            raise ValueError(f"TensorDataset: size mismatch between tensors: first dims {sizes}")
+        self.tensors = tensors
+
+    def __getitem__(self, index):
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self):
+        return self.tensors[0].shape[0]
+
+
+class Subset(Dataset):
+    """The samples of `dataset` at `indices`, in that order."""
+
+    def __init__(self, dataset, indices):
+        self.dataset, self.indices = dataset, indices
+
+    def __getitem__(self, index):
+        if isinstance(index, list):
+            return self.dataset[[self.indices[i] for i in index]]
+        return self.dataset[self.indices[index]]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+def random_split(dataset, lengths, generator=None):
+    """Split `dataset` into Subsets of the given lengths, at random and without overlap.
+
+    lengths: integers summing to len(dataset), or fractions summing to 1; as PyTorch, fractions are
+    floored and the samples left over go one each to the splits in turn, from the first.
+    """
+    n = len(dataset)
+    lengths = list(lengths)
+    if lengths and all(0 <= f <= 1 for f in lengths) and math.isclose(sum(lengths), 1) and sum(lengths) != n:
+        counts = [int(math.floor(n * f)) for f in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if any(int(k) != k or k < 0 for k in lengths):
+        raise ValueError(f"random_split: lengths must be non-negative integers or fractions summing to 1, got {lengths}")
+    if sum(lengths) != n:
+        raise ValueError(f"random_split: the lengths {lengths} sum to {sum(lengths)}, but the dataset has {n} samples")
+    rng = generator if generator is not None else _random.default_generator()
+    order = rng.permutation(n).tolist()
+    splits, start = [], 0
+    for k in lengths:
+        splits.append(Subset(dataset, order[start:start + int(k)]))
+        start += int(k)
+    return splits
