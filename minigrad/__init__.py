@@ -10,22 +10,33 @@ arrays), engine.py (backward), ops/ (the primitive ops), gradcheck.py (finite-di
 autograd/ (PyTorch's autograd API: Function on Tensors, grad, gradcheck), nn/, optim/ and utils/data.
 """
 from .creation import (
-    arange, eye, from_numpy, full, full_like, ones, ones_like, rand, randint, randn, randperm, tensor,
-    zeros, zeros_like,
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, numel, ones,
+    ones_like, rand, randint, randn, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like,
 )
-from .dtype import float32, float64, int32, int64, get_default_dtype, set_default_dtype
+from .creation import (  # PyTorch's legacy constructors: mg.LongTensor([1, 2]), x.type(mg.FloatTensor)
+    BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+)
+from .device import cuda, device
+from .dtype import (
+    float16, float32, float64, int8, int16, int32, int64, uint8, get_default_dtype, set_default_dtype,
+)
 from .dtype import bool_ as bool  # noqa: A001  (PyTorch's name: mg.bool)
 from .anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .errors import ShapeError
 from .function import Function
-from .grad_mode import enable_grad, is_grad_enabled, no_grad
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .ops import (
     abs, amax, amin, argmax, argmin, cat, chunk, clamp, clone, exp, flatten, log, log_softmax, masked_fill,
     matmul, max, maximum, mean, min, minimum, permute, relu, reshape, sigmoid, softmax, split, sqrt,
     squeeze, stack, sum, tanh, transpose, tril, triu, unsqueeze, var, where,
 )
-from .random import manual_seed
+from .ops import (  # the wider torch.* surface: tests/test_ops_torch_surface.py
+    all, allclose, any, argsort, bmm, cos, cumsum, einsum, equal, erf, flip, gather, index_fill, index_select,
+    isclose, isinf, isnan, logsumexp, masked_select, mm, nonzero, norm, outer, pow, prod, repeat_interleave,
+    roll, rsqrt, scatter, scatter_add, sin, sort, std, topk, unbind,
+)
+from .random import manual_seed, multinomial
 from .threads import get_num_threads, set_num_threads
 from .serialization import CheckpointError, load, save
 from . import autograd, nn, optim, utils
@@ -33,6 +44,9 @@ from .tensor import Tensor
 
 float = float32  # noqa: A001  (PyTorch's aliases)
 double = float64
+half = float16
 long = int64
+int = int32  # noqa: A001
+short = int16
 
 __version__ = "0.1.0"

@@ -1,8 +1,14 @@
-"""Making tensors: from data, filled with constants, ranges, and random draws (from minigrad.random)."""
+"""Making tensors: from data, filled with constants, ranges, and random draws (from minigrad.random).
+
+Every function takes PyTorch's `device=` argument; minigrad runs on the CPU, so it may only name
+the CPU (minigrad/device.py says so in one place).
+"""
 import numpy as np
 
 from . import dtype as _dtype
 from . import random as _random
+from .device import check_device
+from .ops.util import refuse_out as _refuse_out
 from .tensor import Tensor, _sizes
 
 
@@ -26,9 +32,29 @@ def _new(array, requires_grad):
     return t
 
 
-def tensor(data, dtype=None, requires_grad=False):
+def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of `data` (PyTorch's dtype rules: Python floats -> float32)."""
+    check_device(device, "tensor")
     return Tensor(data, dtype=dtype, requires_grad=requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like tensor(), but without a copy where it can: a Tensor or NumPy array of the asked dtype is shared."""
+    check_device(device, "as_tensor")
+    wanted = None if dtype is None else _dtype.to_dtype(dtype)
+    if isinstance(data, Tensor):
+        return data if wanted is None or wanted == data.dtype else data.to(wanted)
+    if isinstance(data, np.ndarray) and (wanted is None or wanted == data.dtype):
+        return Tensor._make(_dtype.checked(data, "as_tensor"))
+    return Tensor(data, dtype=dtype)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
 
 
 def from_numpy(array):
@@ -38,39 +64,74 @@ def from_numpy(array):
     return Tensor._make(_dtype.checked(array, "from_numpy"))
 
 
-def zeros(*size, dtype=None, requires_grad=False):
+def zeros(*size, out=None, dtype=None, device=None, requires_grad=False):
+    _refuse_out(out, "zeros")
+    check_device(device, "zeros")
     return _new(np.zeros(_shape(size, "zeros"), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad=False):
+def ones(*size, out=None, dtype=None, device=None, requires_grad=False):
+    _refuse_out(out, "ones")
+    check_device(device, "ones")
     return _new(np.ones(_shape(size, "ones"), dtype=_float_dtype(dtype)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, requires_grad=False):
+def empty(*size, out=None, dtype=None, device=None, requires_grad=False):
+    """PyTorch leaves the values uninitialised; minigrad gives zeros (no irreproducible garbage)."""
+    _refuse_out(out, "empty")
+    check_device(device, "empty")
+    return _new(np.zeros(_shape(size, "empty"), dtype=_float_dtype(dtype)), requires_grad)
+
+
+def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False):
     """Like PyTorch, the dtype follows fill_value when not given: bool, int64, or the default float."""
     if dtype is None:
         if isinstance(fill_value, (bool, np.bool_)):
             dtype = _dtype.bool_
         elif isinstance(fill_value, (int, np.integer)):
             dtype = _dtype.int64
+    _refuse_out(out, "full")
+    check_device(device, "full")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
     size = _shape((size,), "full")
     return _new(np.full(size, fill_value, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def zeros_like(t, dtype=None, requires_grad=False):
-    return _new(np.zeros(t.shape, dtype=t.dtype if dtype is None else _dtype.to_dtype(dtype)), requires_grad)
+def _like(t, dtype, device, op):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: expects a Tensor, got {type(t).__name__}")
+    check_device(device, op)
+    return t.dtype if dtype is None else _dtype.to_dtype(dtype)
 
 
-def ones_like(t, dtype=None, requires_grad=False):
-    return _new(np.ones(t.shape, dtype=t.dtype if dtype is None else _dtype.to_dtype(dtype)), requires_grad)
+def zeros_like(t, dtype=None, device=None, requires_grad=False):
+    dt = _like(t, dtype, device, "zeros_like")
+    return _new(np.zeros(t.shape, dtype=dt), requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad=False):
-    return _new(np.full(t.shape, fill_value, dtype=t.dtype if dtype is None else _dtype.to_dtype(dtype)), requires_grad)
+def ones_like(t, dtype=None, device=None, requires_grad=False):
+    dt = _like(t, dtype, device, "ones_like")
+    return _new(np.ones(t.shape, dtype=dt), requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+def empty_like(t, dtype=None, device=None, requires_grad=False):
+    """Zeros, as empty()."""
+    dt = _like(t, dtype, device, "empty_like")
+    return _new(np.zeros(t.shape, dtype=dt), requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
+    dt = _like(t, dtype, device, "full_like")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _new(np.full(t.shape, fill_value, dtype=dt), requires_grad)
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
     """Integers give int64, any float argument gives the default float dtype (as PyTorch)."""
+    _refuse_out(out, "arange")
+    check_device(device, "arange")
     if end is None:
         start, end = 0, start
     start, end, step = (v.item() if isinstance(v, Tensor) and v.numel() == 1 else v for v in (start, end, step))
@@ -89,29 +150,65 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     return _new(np.arange(start, end, step, dtype=_dtype.to_dtype(dtype)), requires_grad)
 
 
-def eye(n, m=None, dtype=None, requires_grad=False):
+def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False):
+    """`steps` evenly spaced values from start to end, both included (default float dtype)."""
+    _refuse_out(out, "linspace")
+    check_device(device, "linspace")
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
+        raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
+    values = np.linspace(float(start), float(end), int(steps))  # in float64, then cast (as PyTorch's ints truncate)
+    return _new(values.astype(_float_dtype(dtype)), requires_grad)
+
+
+def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
+    _refuse_out(out, "eye")
+    check_device(device, "eye")
     for name, value in (("n", n), ("m", m)):
         if value is not None and _sizes((value,), "eye")[0] < 0:
             raise ValueError(f"eye: {name} must be non-negative, got {value}")
     return _new(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad=False, generator=None):
+def _triangle_indices(row, col, offset, dtype, device, op, upper):
+    check_device(device, op)
+    if row < 0 or col < 0:
+        raise ValueError(f"{op}: row and col must be non-negative, got row={row}, col={col}")
+    rows, cols = (np.triu_indices if upper else np.tril_indices)(row, offset, col)
+    return Tensor._make(np.stack([rows, cols]).astype(_dtype.to_dtype(dtype)).reshape(2, -1))
+
+
+def triu_indices(row, col, offset=0, *, dtype=_dtype.int64, device=None):
+    """The (2, N) row and column indices of the upper triangle of a row x col matrix, row by row."""
+    return _triangle_indices(row, col, offset, dtype, device, "triu_indices", upper=True)
+
+
+def tril_indices(row, col, offset=0, *, dtype=_dtype.int64, device=None):
+    """The (2, N) row and column indices of the lower triangle of a row x col matrix, row by row."""
+    return _triangle_indices(row, col, offset, dtype, device, "tril_indices", upper=False)
+
+
+def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     """Standard normal draws from minigrad's seeded generator."""
+    _refuse_out(out, "randn")
+    check_device(device, "randn")
     rng = generator or _random.default_generator()
     dt = _float_dtype(dtype)
     return _new(rng.standard_normal(_shape(size, "randn"), dtype=dt), requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad=False, generator=None):
+def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     """Uniform draws on [0, 1) from minigrad's seeded generator."""
+    _refuse_out(out, "rand")
+    check_device(device, "rand")
     rng = generator or _random.default_generator()
     dt = _float_dtype(dtype)
     return _new(rng.random(_shape(size, "rand"), dtype=dt), requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, generator=None):
+def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     """randint(high, size) or randint(low, high, size): integers in [low, high), int64 by default."""
+    _refuse_out(out, "randint")
+    check_device(device, "randint")
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     if size is None:
@@ -121,10 +218,47 @@ def randint(low, high=None, size=None, dtype=None, generator=None):
         raise ValueError(f"randint: low must be less than high, got low={low} >= high={high}")
     rng = generator or _random.default_generator()
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
-    return Tensor._make(rng.integers(low, high, size=shape).astype(dt, copy=False))
+    return _new(rng.integers(low, high, size=shape).astype(dt, copy=False), requires_grad)
 
 
-def randperm(n, generator=None):
+def randperm(n, *, generator=None, out=None, dtype=_dtype.int64, device=None, requires_grad=False):
+    """A random permutation of 0..n-1 from minigrad's seeded generator."""
+    _refuse_out(out, "randperm")
+    check_device(device, "randperm")
     _shape((n,), "randperm")
     rng = generator or _random.default_generator()
-    return Tensor._make(rng.permutation(n).astype(np.int64))
+    return _new(rng.permutation(int(n)).astype(_dtype.to_dtype(dtype)), requires_grad)
+
+
+class _TensorType:
+    """mg.FloatTensor, mg.LongTensor, ...: PyTorch's legacy constructors, one per dtype.
+
+    FloatTensor([1, 2]) holds the data, FloatTensor(2, 3) is a 2x3 tensor (zeros here), x.type(mg.LongTensor)
+    converts, and isinstance(x, mg.LongTensor) checks the dtype, all as in PyTorch.
+    """
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.__name__ = _dtype.TENSOR_TYPE_NAMES[dtype]
+
+    def __call__(self, *args, device=None):
+        check_device(device, self.__name__)
+        if not args:  # as PyTorch: an empty 1-D tensor
+            return Tensor._make(np.zeros(0, dtype=self.dtype))
+        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            return Tensor._make(np.zeros(_shape(args, self.__name__), dtype=self.dtype))
+        if len(args) != 1:
+            raise TypeError(f"{self.__name__}: expects sizes (ints) or one sequence of data, got {args!r:.80}")
+        return Tensor(args[0], dtype=self.dtype)
+
+    def __instancecheck__(self, obj):
+        return isinstance(obj, Tensor) and obj.dtype == self.dtype
+
+    def __repr__(self):
+        return f"<class 'minigrad.{self.__name__}'>"
+
+
+HalfTensor, FloatTensor, DoubleTensor = (_TensorType(d) for d in (_dtype.float16, _dtype.float32, _dtype.float64))
+ByteTensor, IntTensor, LongTensor, BoolTensor = (
+    _TensorType(d) for d in (_dtype.uint8, _dtype.int32, _dtype.int64, _dtype.bool_)
+)

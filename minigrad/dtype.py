@@ -1,8 +1,12 @@
 """Data types: minigrad's dtypes are NumPy dtypes, under PyTorch's names."""
 import numpy as np
 
+float16 = np.dtype(np.float16)  # storage and conversion (x.half()); NumPy computes in it, slowly
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
+uint8 = np.dtype(np.uint8)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
@@ -71,3 +75,11 @@ def _refuse_unsupported(dtype, op):
             f"{op}: {dtype} ({kind}) is not a supported dtype; minigrad tensors hold bool, integer or "
             "floating point numbers"
         )
+
+
+# PyTorch's legacy tensor type names (x.type() gives "torch.FloatTensor"; minigrad says
+# "minigrad.FloatTensor"); mg.FloatTensor and friends, in creation.py, carry these names.
+TENSOR_TYPE_NAMES = {
+    float16: "HalfTensor", float32: "FloatTensor", float64: "DoubleTensor", uint8: "ByteTensor",
+    int8: "CharTensor", int16: "ShortTensor", int32: "IntTensor", int64: "LongTensor", bool_: "BoolTensor",
+}

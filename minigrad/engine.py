@@ -58,6 +58,44 @@ def sum_to_shape(grad, shape, op_name="backward"):
     return grad.sum(axis=axes).reshape(shape)
 
 
+# ---- gradient hooks (Tensor.register_hook) -----------------------------------------------------
+# A hook sees the whole gradient of its tensor, once per backward, as PyTorch's: for a leaf before it
+# is added to .grad, for a non-leaf before it flows on to the tensor's inputs (and before retain_grad
+# keeps it). It may return a replacement gradient, which is then used instead. backward() calls
+# run_hooks at the one place where a tensor's gradient is complete. register_hook returns a
+# RemovableHandle (minigrad/utils/hooks.py); handle.remove() takes the hook off again.
+def register_hook(tensor, hook):
+    if not callable(hook):
+        raise TypeError(f"register_hook: expects a function, got {type(hook).__name__}")
+    if not tensor.requires_grad:
+        raise RuntimeError("register_hook: cannot register a hook on a tensor that does not require grad")
+    from .utils.hooks import RemovableHandle  # the handle Module hooks return too
+
+    if tensor._hooks is None:
+        tensor._hooks = {}
+    handle = RemovableHandle(tensor._hooks)  # ids are unique forever: a stale handle removes nothing else
+    tensor._hooks[handle.id] = hook  # dicts keep insertion order: hooks run in registration order
+    return handle
+
+
+def run_hooks(tensor, grad):
+    """Pass the gradient (as a Tensor without history) through the tensor's hooks, in order."""
+    from .tensor import Tensor
+
+    for hook in list(tensor._hooks.values()):
+        result = hook(Tensor._make(grad))
+        if result is None:
+            continue
+        replacement = result._array if isinstance(result, Tensor) else np.asarray(result)
+        if replacement.shape != grad.shape:
+            raise RuntimeError(
+                f"register_hook: the hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
+                f"{replacement.shape}, but the tensor's gradient has shape {grad.shape}"
+            )
+        grad = replacement.astype(grad.dtype, copy=False)
+    return grad
+
+
 def backward(root, gradient, retain_graph=False):
     """Accumulate d(root)/d(leaf) * gradient into `.grad` of every leaf that requires grad."""
     from .tensor import Tensor
@@ -82,6 +120,8 @@ def backward(root, gradient, retain_graph=False):
         grad = grads.pop(id(tensor), None)
         if grad is None:
             continue
+        if tensor._hooks:  # every contribution has arrived (topological order): the gradient is complete
+            grad = run_hooks(tensor, grad)
         node = tensor.grad_fn
         if node is None:
             finished.append((tensor, grad))

@@ -7,8 +7,10 @@ import operator
 
 import numpy as np
 
+from . import device as _device
 from . import dtype as _dtype
 from . import grad_mode
+from . import random as _random
 from .errors import ShapeError
 
 
@@ -79,7 +81,7 @@ def _integer(value, op):
 
 
 class Tensor:
-    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "_vc", "__weakref__")
+    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "_vc", "_hooks", "__weakref__")
 
     # Let NumPy defer to our reflected operators: np.float32(2) * t calls t.__rmul__.
     __array_ufunc__ = None
@@ -102,6 +104,7 @@ class Tensor:
         self._retains_grad = False
         self.name = None
         self._vc = version_box
+        self._hooks = None  # {id: fn} from register_hook, run by the engine
 
     @classmethod
     def _make(cls, array):
@@ -183,6 +186,49 @@ class Tensor:
     def copy_(self, src):
         return self._inplace("copy_", lambda a, b: np.copyto(a, b, casting="same_kind"), src)
 
+    def masked_fill_(self, mask, value):
+        mask = _ops.bool_mask(mask, "masked_fill_")
+        if isinstance(value, Tensor):
+            value = value.item()
+        return self._inplace("masked_fill_", lambda a: np.copyto(a, np.asarray(value, dtype=a.dtype), where=mask))
+
+    def index_fill_(self, dim, index, value):
+        return _ops.index_fill_(self, dim, index, value)
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        return _ops.scatter_(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add_(self, dim, index, src):
+        return _ops.scatter_(self, dim, index, src, reduce="add")
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        """Fill with draws from N(mean, std^2), from minigrad's seeded generator."""
+        self._check_float("normal_")
+        self._check_inplace("normal_")  # before drawing, so a refused call leaves the generator as it was
+        rng = generator or _random.default_generator()
+        dt = self.dtype if self.dtype in (_dtype.float32, _dtype.float64) else _dtype.float64
+        draws = rng.standard_normal(self.shape, dtype=dt)
+        return self._inplace("normal_", lambda a: np.copyto(a, draws * std + mean, casting="unsafe"))
+
+    def uniform_(self, low=0.0, high=1.0, *, generator=None, **bounds):
+        """Fill with draws from U[low, high) (PyTorch's names `from` and `to` work as keywords too)."""
+        low, high = bounds.pop("from", low), bounds.pop("to", high)
+        if bounds:
+            raise TypeError(f"uniform_: unexpected arguments {sorted(bounds)}")
+        self._check_float("uniform_")
+        self._check_inplace("uniform_")
+        rng = generator or _random.default_generator()
+        dt = self.dtype if self.dtype in (_dtype.float32, _dtype.float64) else _dtype.float64
+        draws = rng.random(self.shape, dtype=dt)
+        return self._inplace("uniform_", lambda a: np.copyto(a, draws * (high - low) + low, casting="unsafe"))
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        return _random.multinomial(self, num_samples, replacement, generator=generator)
+
+    def _check_float(self, op):
+        if self.dtype.kind != "f":
+            raise TypeError(f"{op}: expects a floating point tensor, got {self.dtype}")
+
     def __setitem__(self, index, value):
         self._check_inplace("__setitem__ (x[index] = value)")
         target, _ = _ops.indexing.numpy_index(index, self.shape)
@@ -204,6 +250,29 @@ class Tensor:
     @property
     def ndim(self):
         return self._array.ndim
+
+    @property
+    def device(self):
+        """Always the CPU: minigrad runs there only (see minigrad/device.py)."""
+        return _device.CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def is_contiguous(self):
+        return self._array.flags.c_contiguous
+
+    def is_floating_point(self):
+        return self.dtype.kind == "f"
+
+    def stride(self, dim=None):
+        """Steps in elements (not bytes, as NumPy's strides) between neighbours along each dim."""
+        steps = tuple(s // self._array.itemsize for s in self._array.strides)
+        return steps if dim is None else steps[_ops.normalize_dim(dim, self.ndim, "stride")]
+
+    def element_size(self):
+        return self._array.itemsize
 
     @property
     def is_leaf(self):
@@ -300,7 +369,7 @@ class Tensor:
         """A copy with its own data; differentiable (the gradient passes straight through)."""
         return _ops.clone(self)
 
-    def to(self, *args, dtype=None, device=None, copy=False):
+    def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
         """to(dtype), to(other_tensor) (its dtype), to("cpu"), to("cpu", dtype): as PyTorch.
 
         minigrad has one device, the CPU, so a device argument only has to name it.
@@ -308,14 +377,13 @@ class Tensor:
         for arg in args:
             if isinstance(arg, Tensor):
                 dtype = arg.dtype
-            elif arg is None or (isinstance(arg, str) and arg == "cpu"):
+            elif arg is None:
                 continue
-            elif isinstance(arg, str) and not _dtype.is_dtype_name(arg):  # "cuda", "mps", ...: a device
-                device = arg
+            elif isinstance(arg, _device.device) or (isinstance(arg, str) and not _dtype.is_dtype_name(arg)):
+                device = arg  # "cpu", "cuda", device("cpu"), ...
             else:
                 dtype = _dtype.to_dtype(arg)  # a clear error for complex, object, ... dtypes
-        if device is not None and device != "cpu":
-            raise ValueError(f"to: minigrad runs on the CPU only, got device {device!r}")
+        _device.check_device(device, "to")
         if dtype is None or _dtype.to_dtype(dtype) == self.dtype:
             return _ops.clone(self) if copy else self  # copy=True: a new tensor even when nothing changes
         return _ops.to_dtype(self, _dtype.to_dtype(dtype))
@@ -328,6 +396,30 @@ class Tensor:
 
     def long(self):
         return self.to(_dtype.int64)
+
+    def int(self):
+        return self.to(_dtype.int32)
+
+    def half(self):
+        return self.to(_dtype.float16)
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None, non_blocking=False):
+        raise ValueError("cuda: minigrad runs on the CPU only, so a tensor cannot be moved to a GPU; use .cpu()")
+
+    def type(self, dtype=None, non_blocking=False):
+        """With no argument the type's name ("minigrad.FloatTensor"); else a conversion, as to(dtype).
+
+        dtype may be a dtype, mg.FloatTensor and friends, or their names ("torch.LongTensor" too).
+        """
+        if dtype is None:
+            return "minigrad." + _dtype.TENSOR_TYPE_NAMES[self.dtype]
+        if isinstance(dtype, str) and dtype.split(".")[-1] in _dtype.TENSOR_TYPE_NAMES.values():
+            name = dtype.split(".")[-1]
+            dtype = next(d for d, n in _dtype.TENSOR_TYPE_NAMES.items() if n == name)
+        return self.to(getattr(dtype, "dtype", dtype))
 
     def bool(self):
         return self.to(_dtype.bool_)
@@ -345,6 +437,15 @@ class Tensor:
             raise RuntimeError("requires_grad_: a non-leaf tensor always requires grad; use detach()")
         self.requires_grad = bool(requires_grad)
         return self
+
+    def register_hook(self, hook):
+        """Call hook(grad) with this tensor's gradient during backward; a returned tensor replaces it.
+
+        Returns a handle whose .remove() takes the hook off. See engine.run_hooks.
+        """
+        from . import engine
+
+        return engine.register_hook(self, hook)
 
     def retain_grad(self):
         """Keep .grad of this non-leaf tensor after backward (leaves keep theirs anyway)."""
@@ -535,8 +636,8 @@ class Tensor:
     clip = clamp
 
     # ---- reductions -------------------------------------------------------------------------
-    def sum(self, dim=None, keepdim=False):
-        return _ops.sum(self, dim, keepdim)
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        return _ops.sum(self, dim, keepdim, dtype=dtype)
 
     def mean(self, dim=None, keepdim=False):
         return _ops.mean(self, dim, keepdim)
@@ -581,12 +682,6 @@ class Tensor:
     def transpose(self, dim0, dim1):
         return _ops.transpose(self, dim0, dim1)
 
-    def mm(self, mat2):
-        """Matrix product of two 2-D tensors (matmul without batching or broadcasting)."""
-        if self.ndim != 2 or mat2.ndim != 2:
-            raise RuntimeError(f"mm: both arguments must be 2-D, got shapes {self.shape} and {mat2.shape}")
-        return _ops.matmul(self, mat2)
-
     def t(self):
         if self.ndim > 2:
             raise ValueError(f"t: expects a tensor with at most 2 dimensions, got shape {self.shape}")
@@ -627,6 +722,136 @@ class Tensor:
 
     def triu(self, diagonal=0):
         return _ops.triu(self, diagonal)
+
+    # ---- the rest of PyTorch's tensor surface: thin calls into ops/ (gradients live there) ------
+    def sin(self):
+        return _ops.sin(self)
+
+    def cos(self):
+        return _ops.cos(self)
+
+    def erf(self):
+        return _ops.erf(self)
+
+    def rsqrt(self):
+        return _ops.rsqrt(self)
+
+    def isnan(self):
+        return _ops.isnan(self)
+
+    def isinf(self):
+        return _ops.isinf(self)
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        return _ops.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        return _ops.prod(self, dim, keepdim, dtype=dtype)
+
+    def logsumexp(self, dim, keepdim=False):
+        return _ops.logsumexp(self, dim, keepdim)
+
+    def cumsum(self, dim, *, dtype=None):
+        return _ops.cumsum(self, dim, dtype=dtype)
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        return _ops.norm(self, p, dim, keepdim, dtype)
+
+    def any(self, dim=None, keepdim=False):
+        return _ops.any(self, dim, keepdim)
+
+    def all(self, dim=None, keepdim=False):
+        return _ops.all(self, dim, keepdim)
+
+    def sort(self, dim=-1, descending=False, stable=False):
+        return _ops.sort(self, dim, descending, stable)
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return _ops.argsort(self, dim, descending, stable)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        return _ops.topk(self, k, dim, largest, sorted)
+
+    def gather(self, dim, index):
+        return _ops.gather(self, dim, index)
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        return _ops.scatter(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add(self, dim, index, src):
+        return _ops.scatter_add(self, dim, index, src)
+
+    def index_select(self, dim, index):
+        return _ops.index_select(self, dim, index)
+
+    def index_fill(self, dim, index, value):
+        return _ops.index_fill(self, dim, index, value)
+
+    def masked_select(self, mask):
+        return _ops.masked_select(self, mask)
+
+    def nonzero(self, *, as_tuple=False):
+        return _ops.nonzero(self, as_tuple=as_tuple)
+
+    def flip(self, *dims):
+        return _ops.flip(self, _sizes(dims, "flip"))
+
+    def roll(self, shifts, dims=None):
+        return _ops.roll(self, shifts, dims)
+
+    def repeat(self, *sizes):
+        return _ops.repeat(self, *sizes)
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        return _ops.repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def unbind(self, dim=0):
+        return _ops.unbind(self, dim)
+
+    def mm(self, mat2):
+        return _ops.mm(self, mat2)
+
+    def bmm(self, mat2):
+        return _ops.bmm(self, mat2)
+
+    def outer(self, vec2):
+        return _ops.outer(self, vec2)
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return _ops.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return _ops.allclose(self, other, rtol, atol, equal_nan)
+
+    def equal(self, other):
+        return _ops.equal(self, other)
+
+    # ---- new tensors like this one (its dtype unless given; the CPU) -------------------------
+    def _new_like(self, make, dtype, device, requires_grad, op):
+        """make(dtype) builds the array; the dtype is this tensor's unless given."""
+        _device.check_device(device, op)
+        t = Tensor._make(make(self.dtype if dtype is None else _dtype.to_dtype(dtype)))
+        return t.requires_grad_(True) if requires_grad else t
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        shape = _sizes(size, "new_zeros")
+        return self._new_like(lambda dt: np.zeros(shape, dt), dtype, device, requires_grad, "new_zeros")
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        shape = _sizes(size, "new_ones")
+        return self._new_like(lambda dt: np.ones(shape, dt), dtype, device, requires_grad, "new_ones")
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        """Zeros, as mg.empty."""
+        shape = _sizes(size, "new_empty")
+        return self._new_like(lambda dt: np.zeros(shape, dt), dtype, device, requires_grad, "new_empty")
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        shape = _sizes((size,), "new_full")
+        return self._new_like(lambda dt: np.full(shape, fill_value, dt), dtype, device, requires_grad, "new_full")
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        return self._new_like(lambda dt: _as_array(data, dt), dtype, device, requires_grad, "new_tensor")
 
 
 # The ops import Tensor from this module, so they are imported after the class exists.

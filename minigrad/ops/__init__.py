@@ -1,12 +1,18 @@
 """The primitive ops, one family per file; each op is a Function with forward and backward adjacent.
 
-    elementwise.py  + - * / ** maximum minimum, comparisons
-    unary.py        exp log sqrt tanh sigmoid relu abs clamp, dtype casts
-    reduction.py    sum mean var amax amin max min argmax argmin
-    matmul.py       batched, broadcasting matrix product
+    elementwise.py  + - * / ** maximum minimum, comparisons, isclose allclose equal
+    unary.py        exp log sqrt tanh sigmoid relu abs clamp sin cos erf rsqrt, dtype casts, isnan isinf
+    reduction.py    sum mean var std prod logsumexp amax amin max min argmax argmin any all
+    scan.py         cumsum
+    norm.py         vector p-norms
+    matmul.py       batched, broadcasting matrix product; mm bmm outer
+    einsum.py       einsum (its gradient is an einsum too)
     shape.py        reshape transpose permute unsqueeze squeeze expand flatten contiguous clone
+    reorder.py      flip roll repeat repeat_interleave
     indexing.py     x[index], masked_fill, where, tril, triu
-    join.py         cat stack split chunk
+    gather.py       gather scatter index_select index_fill masked_select nonzero
+    sorting.py      sort argsort topk
+    join.py         cat stack split chunk unbind
     softmax.py      softmax log_softmax (fused)
 
 The fused kernels behind minigrad.nn.functional: linear.py, normalization.py (layer norm), loss.py
@@ -14,14 +20,24 @@ The fused kernels behind minigrad.nn.functional: linear.py, normalization.py (la
 reductions they share, util.py dim normalisation and dtype promotion.
 """
 from .elementwise import (
-    add, div, eq, ge, gt, le, logical_and, logical_not, logical_or, lt, maximum, minimum, mul, ne,
-    neg, pow, sub,
+    add, allclose, div, eq, equal, ge, gt, isclose, le, logical_and, logical_not, logical_or, lt, maximum,
+    minimum, mul, ne, neg, pow, sub,
 )
+from .einsum import einsum
+from .gather import (
+    gather, index_fill, index_fill_, index_select, masked_select, nonzero, scatter, scatter_, scatter_add,
+)
+from .indexing import _bool_array as bool_mask
 from .indexing import getitem, masked_fill, tril, triu, where
-from .join import cat, chunk, split, stack
-from .matmul import matmul
-from .reduction import amax, amin, argmax, argmin, max, mean, min, sum, var
+from .join import cat, chunk, split, stack, unbind
+from .matmul import bmm, matmul, mm, outer
+from .norm import norm
+from .reduction import all_ as all, any_ as any  # noqa: A004  (PyTorch's names)
+from .reduction import amax, amin, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
+from .reorder import flip, repeat, repeat_interleave, roll
+from .scan import cumsum
 from .shape import clone, contiguous, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from .softmax import log_softmax, softmax
-from .unary import abs, clamp, exp, log, relu, sigmoid, sqrt, tanh, to_dtype
+from .sorting import argsort, sort, topk
+from .unary import abs, clamp, cos, erf, exp, isinf, isnan, log, relu, rsqrt, sigmoid, sin, sqrt, tanh, to_dtype
 from .util import normalize_dim, normalize_dims

@@ -253,3 +253,26 @@ def logical_not(x):
     if x.dtype.kind != "b":
         raise TypeError(f"logical_not (~): expects a bool tensor, got {x.dtype}")
     return Tensor._make(np.logical_not(x._array))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise |input - other| <= atol + rtol * |other|, as a bool tensor."""
+    a, b = promote(input, other)
+    a_data = a._array if isinstance(a, Tensor) else a
+    b_data = b._array if isinstance(b, Tensor) else b
+    try:
+        return Tensor._make(np.asarray(np.isclose(a_data, b_data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    except ValueError:
+        raise _broadcast_error("isclose", a, b) from None
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of input is close to other's (a Python bool)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan)._array.all())
+
+
+def equal(input, other):
+    """Whether the two tensors have the same shape and the same elements (a Python bool)."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError("equal: expects two Tensors")
+    return input.shape == other.shape and bool(np.array_equal(input._array, other._array))

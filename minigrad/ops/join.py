@@ -110,3 +110,12 @@ def chunk(x, chunks, dim=0):
         return tuple(getitem(x, (slice(None),) * d + (slice(0, 0),)) for _ in range(chunks))
     size = -(-length // chunks)
     return split(x, size, d)
+
+
+def unbind(x, dim=0):
+    """The slices along dim, as a tuple (composed from indexing: each slice's gradient goes back to its place)."""
+    d = normalize_dim(dim, x.ndim, "unbind")
+    if x.ndim == 0:
+        raise ShapeError("unbind: a 0-d tensor has no dim to unbind")
+    lead = (slice(None),) * d
+    return tuple(getitem(x, lead + (i,)) for i in range(x.shape[d]))

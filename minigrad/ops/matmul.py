@@ -3,7 +3,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
-from .util import promote
+from .util import promote, refuse_out
 
 
 class MatMul(Function):
@@ -59,3 +59,29 @@ class MatMul(Function):
 def matmul(a, b):
     # PyTorch's promotion, as for every binary op: int64 @ float32 is float32 (NumPy would give float64)
     return MatMul.apply(*promote(a, b))
+
+
+# ---- PyTorch's stricter spellings of the same product ------------------------------------------
+def mm(input, mat2, *, out=None):
+    """Matrix times matrix, both 2-D (matmul without batching or broadcasting)."""
+    refuse_out(out, "mm")
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise ShapeError(f"mm: expects two 2-D tensors, got shapes {input.shape} and {mat2.shape}")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2, *, out=None):
+    """A batch of matrix products: (b, n, m) @ (b, m, p) -> (b, n, p), with equal batch sizes."""
+    refuse_out(out, "bmm")
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
+        raise ShapeError(
+            f"bmm: expects two 3-D tensors with the same batch size, got shapes {input.shape} and {mat2.shape}"
+        )
+    return matmul(input, mat2)
+
+
+def outer(input, vec2):
+    """The outer product of two vectors: out[i, j] = input[i] * vec2[j] (composed from mul)."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise ShapeError(f"outer: expects two 1-D tensors, got shapes {input.shape} and {vec2.shape}")
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)

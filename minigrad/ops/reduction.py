@@ -66,6 +66,71 @@ class Var(Function):
             return grad * centered * scale, None, None, None
 
 
+class Std(Function):
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim):
+        ctx.dims, ctx.keepdim = dims, keepdim
+        count = int(np.prod([x.shape[d] for d in dims]))
+        ctx.denominator = builtins.max(count - correction, 0)
+        centered = x - x.mean(axis=dims, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            std = np.sqrt((centered * centered).sum(axis=dims, keepdims=True) / ctx.denominator)
+        ctx.save_for_backward(centered, std)
+        return std if keepdim else np.squeeze(std, axis=dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y = sqrt(var)  =>  dL/dx_i = dL/dy * (x_i - mean) / ((n - correction) y);
+        # where y = 0 (all values equal) the gradient is 0, as PyTorch
+        centered, std = ctx.saved_tensors
+        grad = _unreduce(grad, ctx.dims, ctx.keepdim)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(std == 0, 0, grad / (std * ctx.denominator)).astype(grad.dtype, copy=False)
+        return scale * centered, None, None, None
+
+
+class Prod(Function):
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        ctx.save_for_backward(x)
+        ctx.dim, ctx.keepdim = dim, keepdim
+        return x.prod(axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y = prod_j x_j  =>  dy/dx_i = prod_{j != i} x_j, the product of the others. Computed as
+        # (product of those before i) * (product of those after i), never as y / x_i, which fails at 0.
+        (x,) = ctx.saved_tensors
+        d = ctx.dim
+        ones = np.ones_like(np.take(x, [0], axis=d))
+        before = np.concatenate([ones, np.cumprod(x, axis=d)], axis=d)
+        before = np.delete(before, -1, axis=d)
+        after = np.flip(np.cumprod(np.flip(x, axis=d), axis=d), axis=d)
+        after = np.delete(np.concatenate([after, ones], axis=d), 0, axis=d)
+        grad = _unreduce(grad, d, ctx.keepdim)
+        return grad * before * after, None, None
+
+
+class LogSumExp(Function):
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        # log sum exp(x) = m + log sum exp(x - m), m the maximum: no exp overflows
+        m = np.max(x, axis=dims, keepdims=True, initial=-np.inf)
+        m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)  # all -inf (or inf): shift by 0
+        with np.errstate(divide="ignore"):
+            out = np.log(np.exp(x - m).sum(axis=dims, keepdims=True)) + m
+        ctx.save_for_backward(x, out)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        return out if keepdim else np.squeeze(out, axis=dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dL/dx_i = dL/dy * exp(x_i - y), the softmax of x over dims
+        x, out = ctx.saved_tensors
+        with np.errstate(invalid="ignore"):
+            return _unreduce(grad, ctx.dims, ctx.keepdim) * np.exp(x - out), None, None
+
+
 class AMax(Function):
     """max (or min, with negate) over dims; ties share the gradient evenly."""
 
@@ -115,7 +180,15 @@ def _check_nonempty(x, dims, op):
         raise ValueError(f"{op}: cannot reduce an empty dimension of a tensor of shape {x.shape}")
 
 
-def sum(x, dim=None, keepdim=False):
+def _integers_as_int64(x, dtype, op):
+    """Cast to `dtype` if given; sums of bool or integers are int64, as PyTorch (NumPy: uint8 -> uint64)."""
+    if dtype is not None:
+        return x.to(dtype)
+    return x.to(np.dtype(np.int64)) if x.dtype.kind == "u" else x
+
+
+def sum(x, dim=None, keepdim=False, *, dtype=None):
+    x = _integers_as_int64(x, dtype, "sum")
     return Sum.apply(x, normalize_dims(dim, x.ndim, "sum"), keepdim)
 
 
@@ -201,3 +274,57 @@ def _arg(np_fn, name):
 
 argmax = _arg(np.argmax, "argmax")
 argmin = _arg(np.argmin, "argmin")
+
+
+def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation: the square root of var() with the same arguments (correction=1 by default)."""
+    if x.dtype.kind != "f":
+        raise TypeError(f"std: expects a floating point tensor, got {x.dtype}")
+    if isinstance(dim, bool):
+        if unbiased is not None:
+            raise TypeError("std: got unbiased twice (a bool in place of dim, and unbiased=)")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise ValueError("std: give either unbiased or correction, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return Std.apply(x, normalize_dims(dim, x.ndim, "std"), correction, keepdim)
+
+
+def prod(x, dim=None, keepdim=False, *, dtype=None):
+    """The product of all elements, or along one dim; integers give int64, as PyTorch."""
+    x = _integers_as_int64(x, dtype, "prod")
+    if x.dtype.kind == "b":
+        x = x.to(np.dtype(np.int64))
+    if dim is None:
+        return Prod.apply(x.reshape(-1), 0, False)
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"prod: dim must be one int, got {dim!r}")
+    d = normalize_dim(dim, x.ndim, "prod")
+    if x.ndim == 0:
+        return Prod.apply(x.reshape(1), 0, False).reshape(())
+    return Prod.apply(x, d, keepdim)
+
+
+def logsumexp(x, dim, keepdim=False):
+    """log(sum(exp(x))) over dim, computed without overflow; integers give the default float dtype."""
+    if x.dtype.kind != "f":
+        from .. import dtype as _dtype
+
+        x = x.to(_dtype.get_default_dtype())
+    return LogSumExp.apply(x, normalize_dims(dim, x.ndim, "logsumexp"), keepdim)
+
+
+def _any_or_all(np_fn, name):
+    def reduce(x, dim=None, keepdim=False):
+        dims = normalize_dims(dim, x.ndim, name)
+        result = np_fn(x._array, axis=dims, keepdims=keepdim)
+        return Tensor._make(np.asarray(result, dtype=np.uint8 if x.dtype == np.uint8 else bool))
+
+    reduce.__name__ = name
+    reduce.__doc__ = f"Whether {name} elements (along dim) are nonzero: bool (uint8 for uint8 input, as PyTorch)."
+    return reduce
+
+
+any_ = _any_or_all(np.any, "any")  # exported as any and all; named apart from the builtins used above
+all_ = _any_or_all(np.all, "all")

@@ -1,10 +1,18 @@
-"""Elementwise functions of one tensor. Each backward is dL/dx = dL/dy * f'(x)."""
+"""Elementwise functions of one tensor. Each backward is dL/dx = dL/dy * f'(x).
+
+isnan and isinf, at the end, are tests with bool results and no gradient.
+"""
+import math
+
 import numpy as np
 
 from .. import dtype as _dtype
 from ..function import Function
 from ..tensor import Tensor
+from .activation import erf as erf_array
 from .util import scalar
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _floating(x):
@@ -127,6 +135,60 @@ class Clamp(Function):
         return grad * inside, None, None
 
 
+class Sin(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.sin(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(sin x)/dx = cos x
+        (x,) = ctx.saved_tensors
+        return grad * np.cos(x)
+
+
+class Cos(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.cos(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(cos x)/dx = -sin x
+        (x,) = ctx.saved_tensors
+        return grad * -np.sin(x)
+
+
+class Erf(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return erf_array(x).astype(x.dtype, copy=False)  # the series runs in float64
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(erf x)/dx = 2/sqrt(pi) e^(-x^2)
+        (x,) = ctx.saved_tensors
+        return grad * (_TWO_OVER_SQRT_PI * np.exp(-x * x))
+
+
+class Rsqrt(Function):
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(divide="ignore", invalid="ignore"):  # rsqrt(0) = inf, rsqrt(-1) = nan, as PyTorch
+            y = 1.0 / np.sqrt(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y = x^(-1/2)  =>  dy/dx = -1/2 x^(-3/2) = -y^3 / 2
+        (y,) = ctx.saved_tensors
+        return grad * (-0.5 * y * y * y)
+
+
 class ToDtype(Function):
     @staticmethod
     def forward(ctx, x, dtype):
@@ -157,6 +219,30 @@ def tanh(x):
 
 def sigmoid(x):
     return Sigmoid.apply(_floating(x))
+
+
+def sin(x):
+    return Sin.apply(_floating(x))
+
+
+def cos(x):
+    return Cos.apply(_floating(x))
+
+
+def erf(x):
+    return Erf.apply(_floating(x))
+
+
+def rsqrt(x):
+    return Rsqrt.apply(_floating(x))
+
+
+def isnan(x):
+    return Tensor._make(np.isnan(x._array))
+
+
+def isinf(x):
+    return Tensor._make(np.isinf(x._array))
 
 
 def relu(x):

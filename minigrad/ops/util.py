@@ -29,6 +29,12 @@ def normalize_dims(dim, ndim, op):
     return (d,) if ndim else ()
 
 
+def refuse_out(out, op):
+    """PyTorch's out= writes into an existing tensor; minigrad's ops always return a new one."""
+    if out is not None:
+        raise TypeError(f"{op}: out= is not supported by minigrad; use the returned tensor (y = {op}(...))")
+
+
 def scalar(value):
     """NumPy scalars become Python scalars, so a float64 scalar cannot promote a float32 tensor."""
     if isinstance(value, np.generic):

@@ -1,0 +1,103 @@
+"""einsum: sums of products named by index letters, "bij,bjk->bik" for a batched matmul.
+
+The gradient of an einsum is an einsum. In out = einsum("A,B->C", a, b) every element of out is a
+sum of products a[..] * b[..], so dL/da[A] = sum over the other letters of dL/dout[C] * b[B]:
+
+    grad_a = einsum("C,B->A", grad, b)
+
+A letter of A that appears neither in C nor in B was summed over a alone; the gradient does not
+depend on it, so it is computed without that letter and broadcast along it afterwards.
+"""
+import string
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+from ..tensor import Tensor
+
+
+class Einsum(Function):
+    @staticmethod
+    def forward(ctx, *operands, inputs, output):
+        ctx.inputs, ctx.output = inputs, output
+        ctx.save_for_backward(*operands)
+        return np.einsum(",".join(inputs) + "->" + output, *operands, optimize=len(operands) > 2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dL/d(operand k) = einsum(output, other inputs -> input k) of grad and the other operands
+        operands = ctx.saved_tensors
+        grads = []
+        for k, (subscripts, operand) in enumerate(zip(ctx.inputs, operands)):
+            if not ctx.needs_input_grad[k]:
+                grads.append(None)
+                continue
+            others = [s for j, s in enumerate(ctx.inputs) if j != k]
+            arrays = [grad] + [a for j, a in enumerate(operands) if j != k]
+            present = set(ctx.output).union(*others)
+            kept = "".join(letter for letter in subscripts if letter in present)
+            partial = np.einsum(",".join([ctx.output] + others) + "->" + kept, *arrays, optimize=len(arrays) > 2)
+            missing = [i for i, letter in enumerate(subscripts) if letter not in present]
+            if missing:  # summed over this operand alone: the same gradient along those dims
+                partial = np.expand_dims(partial, missing)
+                partial = np.broadcast_to(partial, np.broadcast_shapes(partial.shape, operand.shape))
+            grads.append(partial)
+        return tuple(grads)
+
+
+def _parse(equation, operands):
+    """Split the equation into per-operand subscripts and the output, with '...' spelled as letters."""
+    equation = equation.replace(" ", "")
+    if "->" in equation:
+        lhs, output = equation.split("->")
+    else:
+        lhs, output = equation, None
+    inputs = lhs.split(",")
+    if len(inputs) != len(operands):
+        raise ValueError(f"einsum: the equation {equation!r} names {len(inputs)} operands, got {len(operands)}")
+    used = set(equation) - set(".,->")
+    if not all(letter in string.ascii_letters for letter in used):
+        raise ValueError(f"einsum: subscripts must be letters, got {equation!r}")
+    spare = [letter for letter in string.ascii_letters if letter not in used]
+    widest = 0
+    for subscripts, operand in zip(inputs, operands):
+        explicit = len(subscripts.replace("...", ""))
+        if "..." not in subscripts and explicit != operand.ndim:
+            raise ShapeError(
+                f"einsum: {subscripts!r} names {explicit} dims, but the operand has shape {operand.shape}"
+            )
+        widest = max(widest, operand.ndim - explicit)
+    ellipsis = "".join(spare[:widest])
+    expanded = []
+    for subscripts, operand in zip(inputs, operands):
+        width = operand.ndim - len(subscripts.replace("...", ""))
+        expanded.append(subscripts.replace("...", ellipsis[widest - width :]))
+    for subscripts in expanded:
+        if len(set(subscripts)) != len(subscripts):
+            raise ValueError(
+                f"einsum: a letter repeated within one operand ({subscripts!r}, a diagonal or trace) is not "
+                "supported by minigrad; use diagonal indexing instead"
+            )
+    if output is None:  # implicit mode: the letters used once, in alphabetical order, after '...'
+        counts = "".join(inputs).replace("...", "")
+        output = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
+    output = output.replace("...", ellipsis)
+    return expanded, output
+
+
+def einsum(equation, *operands):
+    """einsum("ij,jk->ik", a, b), as torch.einsum (operands may also come as one list)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: the first argument must be the equation string, got {type(equation).__name__}")
+    for i, operand in enumerate(operands):
+        if not isinstance(operand, Tensor):
+            raise TypeError(f"einsum: operand {i} is a {type(operand).__name__}, not a Tensor")
+    inputs, output = _parse(equation, operands)
+    try:
+        return Einsum.apply(*operands, inputs=tuple(inputs), output=output)
+    except ValueError as error:
+        shapes = ", ".join(str(o.shape) for o in operands)
+        raise ShapeError(f"einsum: {equation!r} does not fit operands of shapes {shapes}: {error}") from None

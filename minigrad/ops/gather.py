@@ -1,0 +1,270 @@
+"""Reading and writing elements at given indices along a dim: gather, scatter, index_select,
+index_fill, masked_select, nonzero.
+
+gather and scatter pair an `index` tensor with the positions it points at. For gather,
+out[i][j] = x[index[i][j]][j] when dim=0 (and so on for other dims); scatter writes the other way,
+out[index[i][j]][j] = src[i][j]. Both are done with one NumPy advanced index, built by `_positions`.
+Backward of a read adds the gradient back at the positions read, with np.add.at, so an index that
+appears twice receives both contributions.
+"""
+import numpy as np
+
+from ..errors import ShapeError
+from ..function import Function
+from ..tensor import Tensor
+from .util import normalize_dim, refuse_out as _refuse_out
+
+
+def _index_array(index, op, max_ndim=None):
+    """The integer array inside `index` (a Tensor, array or list), checked."""
+    array = index._array if isinstance(index, Tensor) else np.asarray(index)
+    if array.dtype.kind not in "iu":
+        if array.size == 0 and array.dtype.kind == "f":  # [] given as a list is float64
+            array = array.astype(np.int64)
+        else:
+            raise TypeError(f"{op}: the index must be an integer tensor, got dtype {array.dtype}")
+    if max_ndim is not None and array.ndim > max_ndim:
+        raise ShapeError(f"{op}: the index must have at most {max_ndim} dims, got shape {array.shape}")
+    return array
+
+
+def _check_range(index, size, op, dim, allow_negative=False):
+    """Every index in [0, size) (or [-size, size)): a clear error, where NumPy would name neither op nor dim."""
+    low = -size if allow_negative else 0
+    if index.size and (index.min() < low or index.max() >= size):
+        bad = index[(index < low) | (index >= size)].flat[0]
+        raise IndexError(f"{op}: index {bad} is out of range for dim {dim} of size {size}")
+
+
+def _positions(shape, dim, index, op):
+    """The advanced index that pairs each element of `index` with a position of a tensor of `shape`.
+
+    Along `dim` the position is the index's value; along every other dim it is the element's own
+    coordinate. So x[_positions(...)] is gather, and out[_positions(...)] = src is scatter.
+    """
+    if index.ndim != len(shape):
+        raise ShapeError(
+            f"{op}: the index must have as many dims as the tensor: index {index.shape}, tensor {shape}"
+        )
+    for d, (size_i, size_x) in enumerate(zip(index.shape, shape)):
+        if d != dim and size_i > size_x:
+            raise ShapeError(
+                f"{op}: index of shape {index.shape} is larger than the tensor of shape {shape} in dim {d}"
+            )
+    if len(shape) == 0:  # a 0-d tensor and a 0-d index, which may only point at 0
+        _check_range(index, 1, op, dim)
+        return ()
+    _check_range(index, shape[dim], op, dim)
+    grids = list(np.ogrid[tuple(slice(0, s) for s in index.shape)])
+    grids[dim] = index
+    return tuple(grids)
+
+
+class Gather(Function):
+    @staticmethod
+    def forward(ctx, x, positions):
+        ctx.in_shape, ctx.positions = x.shape, positions
+        return x[positions]
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y = x[positions]  =>  dL/dx gets dL/dy added at each position read (twice if read twice)
+        out = np.zeros(ctx.in_shape, dtype=grad.dtype)
+        np.add.at(out, ctx.positions, grad)
+        return out, None
+
+
+class Scatter(Function):
+    @staticmethod
+    def forward(ctx, x, src, positions, add):
+        ctx.positions, ctx.add = positions, add
+        ctx.src_shape = np.shape(src)
+        out = x.copy()
+        values = src[tuple(slice(0, s) for s in positions_shape(positions))] if np.ndim(src) else src
+        if add:
+            np.add.at(out, positions, values)
+        else:
+            out[positions] = values  # an index written twice keeps one of the values (PyTorch: unspecified)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # out = x with some positions overwritten by src (or, with add, src added there):
+        #   dL/dx = dL/dout, zero where overwritten;  dL/dsrc[i] = dL/dout at the position src[i] went to
+        need_x, need_src = ctx.needs_input_grad[:2]
+        grad_x = grad_src = None
+        if need_x and ctx.add:
+            grad_x = grad
+        elif need_x:
+            grad_x = grad.copy()
+            grad_x[ctx.positions] = 0
+        if need_src:
+            grad_src = np.zeros(ctx.src_shape, dtype=grad.dtype)
+            grad_src[tuple(slice(0, s) for s in positions_shape(ctx.positions))] = grad[ctx.positions]
+        return grad_x, grad_src, None, None
+
+
+def positions_shape(positions):
+    """The shape of the index that made `positions` (the broadcast shape of its grids)."""
+    return np.broadcast_shapes(*(np.shape(p) for p in positions)) if positions else ()
+
+
+class IndexFill(Function):
+    @staticmethod
+    def forward(ctx, x, where, value):
+        ctx.where = where
+        out = x.copy()
+        out[where] = value
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # filled places no longer depend on x: their gradient is 0; the rest pass dL/dy through
+        grad = grad.copy()
+        grad[ctx.where] = 0
+        return grad, None, None
+
+
+class MaskedSelect(Function):
+    @staticmethod
+    def forward(ctx, x, mask):
+        shape = np.broadcast_shapes(x.shape, mask.shape)
+        ctx.shape, ctx.mask = shape, np.broadcast_to(mask, shape)
+        return np.broadcast_to(x, shape)[ctx.mask]
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y = the elements of x where mask is True, in order: they get dL/dy back, the rest 0
+        # (a broadcast x gets the sum over its copies from the engine's sum_to_shape)
+        out = np.zeros(ctx.shape, dtype=grad.dtype)
+        out[ctx.mask] = grad
+        return out, None
+
+
+# ---- the functions ------------------------------------------------------------------------------
+def _dim_and_index(x, dim, index, op):
+    d = normalize_dim(dim, x.ndim, op)
+    return d, _index_array(index, op)
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    """out[i][j] = input[index[i][j]][j] (dim=0), input[i][index[i][j]] (dim=1), ...; the shape of index."""
+    _refuse_out(out, "gather")
+    d, index = _dim_and_index(input, dim, index, "gather")
+    return Gather.apply(input, _positions(input.shape, d, index, "gather"))
+
+
+def _src_for(input, src, op):
+    if isinstance(src, Tensor):
+        if src.dtype != input.dtype:
+            raise TypeError(f"{op}: src has dtype {src.dtype}, but the tensor has dtype {input.dtype}")
+        return src
+    if isinstance(src, (int, float, bool, np.generic)):
+        return np.asarray(src, dtype=input.dtype)[()]
+    raise TypeError(f"{op}: src must be a Tensor or a number, got {type(src).__name__}")
+
+
+def scatter_positions(input, dim, index, src, op):
+    """Checks shared by scatter and scatter_: (positions, src as a Tensor or a number)."""
+    d, index = _dim_and_index(input, dim, index, op)
+    src = _src_for(input, src, op)
+    if isinstance(src, Tensor):
+        if src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape)):
+            raise ShapeError(f"{op}: src of shape {src.shape} is smaller than the index of shape {index.shape}")
+    return _positions(input.shape, d, index, op), src
+
+
+def _reduce_is_add(reduce, op):
+    if reduce is None:
+        return False
+    if reduce == "add":
+        return True
+    raise ValueError(f"{op}: reduce={reduce!r} is not supported; minigrad has reduce='add' (or none)")
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
+    """A copy of input with src (a tensor, or a number) written at the positions index points to."""
+    _refuse_out(out, "scatter")
+    if (src is None) == (value is None):
+        raise TypeError("scatter: give exactly one of src (a tensor or number) and value")
+    positions, src = scatter_positions(input, dim, index, src if value is None else value, "scatter")
+    return Scatter.apply(input, src, positions, _reduce_is_add(reduce, "scatter"))
+
+
+def scatter_add(input, dim, index, src):
+    """A copy of input with src added at the positions index points to (repeated positions add up)."""
+    positions, src = scatter_positions(input, dim, index, src, "scatter_add")
+    return Scatter.apply(input, src, positions, True)
+
+
+def index_select(input, dim, index, *, out=None):
+    """The slices of input at `index` (1-D) along dim; an index may repeat."""
+    _refuse_out(out, "index_select")
+    d = normalize_dim(dim, input.ndim, "index_select")
+    index = _index_array(index, "index_select", max_ndim=1)
+    _check_range(index, input.shape[d] if input.ndim else 1, "index_select", d)
+    return Gather.apply(input, (slice(None),) * d + (index.reshape(-1),))
+
+
+def _index_fill_positions(input, dim, index, value, op):
+    d = normalize_dim(dim, input.ndim, op)
+    index = _index_array(index, op, max_ndim=1)
+    _check_range(index, input.shape[d] if input.ndim else 1, op, d, allow_negative=True)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise ValueError(f"{op}: value must be a number or a 0-d tensor, got shape {value.shape}")
+        value = value.item()
+    return ((slice(None),) * d + (index.reshape(-1),) if input.ndim else ()), value
+
+
+def index_fill(input, dim, index, value):
+    """A copy of input with the slices at `index` along dim set to value."""
+    where, value = _index_fill_positions(input, dim, index, value, "index_fill")
+    return IndexFill.apply(input, where, value)
+
+
+# ---- the in-place forms (Tensor.scatter_, ...): they follow Tensor._inplace's rules -------------
+def scatter_(input, dim, index, src=None, *, value=None, reduce=None):
+    """In place: input[index[i][j]][j] = src[i][j] (dim=0), ...; src may be a number."""
+    if (src is None) == (value is None):
+        raise TypeError("scatter_: give exactly one of src (a tensor or number) and value")
+    positions, src = scatter_positions(input, dim, index, src if value is None else value, "scatter_")
+    add = _reduce_is_add(reduce, "scatter_")
+    if isinstance(src, Tensor):
+        src = src._array[tuple(slice(0, s) for s in positions_shape(positions))]
+    if add:
+        return input._inplace("scatter_", lambda a: np.add.at(a, positions, src))
+    return input._inplace("scatter_", lambda a: a.__setitem__(positions, src))
+
+
+def index_fill_(input, dim, index, value):
+    """In place: the slices of input at `index` along dim are set to value."""
+    where, value = _index_fill_positions(input, dim, index, value, "index_fill_")
+    return input._inplace("index_fill_", lambda a: a.__setitem__(where, value))
+
+
+def masked_select(input, mask, *, out=None):
+    """The elements of input where mask (broadcast to it) is True, as a 1-D tensor."""
+    _refuse_out(out, "masked_select")
+    mask_array = mask._array if isinstance(mask, Tensor) else np.asarray(mask)
+    if mask_array.dtype.kind != "b":
+        raise TypeError(f"masked_select: the mask must be a bool tensor, got dtype {mask_array.dtype}")
+    try:
+        np.broadcast_shapes(input.shape, mask_array.shape)
+    except ValueError:
+        raise ShapeError(
+            f"masked_select: mask of shape {mask_array.shape} and tensor of shape {input.shape} cannot be broadcast"
+        ) from None
+    return MaskedSelect.apply(input, mask_array)
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    """The indices of the nonzero elements: int64 of shape (n, ndim), or one 1-D tensor per dim."""
+    _refuse_out(out, "nonzero")
+    found = np.argwhere(input._array)  # (n, ndim), in row-major order
+    if as_tuple:
+        if input.ndim == 0:  # PyTorch treats a 0-d tensor as 1-D here
+            return (Tensor._make(np.zeros(int(bool(input._array)), dtype=np.int64)),)
+        return tuple(Tensor._make(np.ascontiguousarray(found[:, d])) for d in range(input.ndim))
+    return Tensor._make(found.astype(np.int64, copy=False))
+

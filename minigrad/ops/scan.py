@@ -1,0 +1,30 @@
+"""Running totals along a dim: cumsum."""
+import numpy as np
+
+from ..function import Function
+from .util import normalize_dim, refuse_out
+
+
+class Cumsum(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return np.cumsum(x, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y_i = sum_{j <= i} x_j  =>  dL/dx_j = sum_{i >= j} dL/dy_i: a cumulative sum from the end
+        return np.flip(np.cumsum(np.flip(grad, axis=ctx.dim), axis=ctx.dim), axis=ctx.dim), None
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    """y_i = x_0 + ... + x_i along dim; bool and integer tensors give int64, as PyTorch."""
+    refuse_out(out, "cumsum")
+    d = normalize_dim(dim, input.ndim, "cumsum")
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.dtype.kind in "bu" or (input.dtype.kind == "i" and input.dtype != np.int64):
+        input = input.to(np.dtype(np.int64))
+    if input.ndim == 0:
+        return input.clone()
+    return Cumsum.apply(input, d)
