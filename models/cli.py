@@ -6,6 +6,7 @@
     minigrad translate "22 Nov 2026"         # with runs/dates.npz
     minigrad translate 0123456789 --checkpoint runs/copy.npz
     minigrad translate 12+34 --checkpoint runs/addition.npz
+    minigrad translate "22 Nov 2026" --verbose --beam 3  # how sure the model is; three candidates
     minigrad eval --checkpoint runs/dates.npz
 """
 import argparse
@@ -20,9 +21,10 @@ import numpy as np
 import minigrad as mg
 from .data import BOS, EOS, Vocab, pad_batch
 
+from . import inference
 from .gpt import generate
 from .training import TASKS, Trainer, load_for_inference
-from .transformer import greedy_decode
+from .transformer import beam_search, greedy_decode
 
 
 def _train(args):
@@ -80,28 +82,55 @@ def _show_examples(trainer, n=5):
 
 
 def _translate(args):
+    """Refuse what the model cannot read (before it runs), translate, and say how sure the model is:
+    models/inference.py holds the checks and the confidence threshold."""
     model, ckpt = load_for_inference(args.checkpoint)
     task = ckpt["task"]
-    for text in args.text:
+    try:
         if task == "addition":
+            if args.beam:
+                raise inference.InputError("--beam: the addition model decodes greedily; beam search is for "
+                                           "the sequence-to-sequence models (copy, reverse, dates)")
             vocab = Vocab(ckpt["vocab"])
-            a, _, b = text.partition("+")
-            if not (a.strip().isdigit() and b.strip().isdigit()) or int(a) > 99 or int(b) > 99:
-                raise SystemExit(f"translate: the addition model takes 'a+b' with a, b in 0..99, got {text!r}")
-            prompt = np.array([[BOS] + vocab.encode(f"{int(a):02d}+{int(b):02d}=")])
-            out = generate(model, prompt, 4, eos_id=EOS).detach().numpy()[0, prompt.shape[1]:]
+            inputs = [inference.parse_addition(text) for text in args.text]
+        else:
+            src_vocab, tgt_vocab = Vocab(ckpt["src_vocab"]), Vocab(ckpt["tgt_vocab"])
+            length = inference.trained_length(task, ckpt["task_args"])
+            inputs = [inference.check_source(text, task, src_vocab, model.config.max_len, length) for text in args.text]
+    except inference.InputError as error:
+        print(f"minigrad translate: {error}", file=sys.stderr)
+        return 2  # as argparse's own refusals
+    for text, parsed in zip(args.text, inputs):
+        candidates = []
+        if task == "addition":
+            prompt = [BOS] + vocab.encode(f"{parsed[0]:02d}+{parsed[1]:02d}=")
+            out = generate(model, np.array([prompt]), 4, eos_id=EOS).numpy()[0, len(prompt):]
             answer = vocab.decode(out)  # three digits, "052", from a trained model; anything from an untrained one
+            confidence = inference.score_continuation(model, prompt, out, vocab)
             print(f"{text} = {int(answer) if answer.isdigit() else repr(answer)}")
-            continue
-        src_vocab, tgt_vocab = Vocab(ckpt["src_vocab"]), Vocab(ckpt["tgt_vocab"])
-        symbols = list(text.replace(" ", "")) if task in ("copy", "reverse") else list(text)
-        unknown = sorted({s for s in symbols if s not in src_vocab.stoi})
-        if unknown:
-            raise SystemExit(f"translate: characters {unknown} are not in the {task} model's vocabulary")
-        src = pad_batch([src_vocab.encode(symbols)])
-        max_len = min(model.config.max_len, len(symbols) + 12)
-        out = greedy_decode(model, src, max_len, BOS, EOS).detach().numpy()[0]
-        print(f"{text} -> {tgt_vocab.decode(out)}")
+        else:
+            src = pad_batch([src_vocab.encode(parsed)])
+            max_len = min(model.config.max_len, len(parsed) + 12)
+            if args.beam:
+                candidates = beam_search(model, src, max_len, BOS, EOS, beam_size=args.beam, return_candidates=True)[0]
+                out = candidates[0][0]
+            else:
+                out = greedy_decode(model, src, max_len, BOS, EOS).numpy()[0]
+            answer = tgt_vocab.decode(out)
+            confidence = inference.score_seq2seq(model, src[0], out, tgt_vocab)
+            print(f"{text} -> {answer}")
+        if args.verbose or confidence.is_low:
+            print(f"  {confidence.summary()}")
+        if candidates:
+            print(f"  {len(candidates)} beam candidates, best first (score: the length-normalised log p that ranks them):")
+            for rank, (ids, log_prob, score) in enumerate(candidates, 1):
+                print(f"  {rank:3d}. {tgt_vocab.decode(ids)!r:16} p = {math.exp(log_prob):.3f}  score {score:.3f}")
+        if confidence.is_low:
+            print(f"warning: {text!r}: low confidence (p(output) < {inference.LOW_CONFIDENCE}): "
+                  "the model is guessing", file=sys.stderr, flush=True)
+        problem = inference.answer_problem(task, answer, parsed)
+        if problem:
+            print(f"warning: {text!r}: {answer!r} {problem}", file=sys.stderr, flush=True)
     return 0
 
 
@@ -171,6 +200,11 @@ def main(argv=None):
     translate = sub.add_parser("translate", help="run a trained model on new inputs")
     translate.add_argument("text", nargs="+")
     translate.add_argument("--checkpoint", default=os.path.join("runs", "dates.npz"))
+    translate.add_argument("--beam", type=_positive_int, metavar="N",
+                           help="beam search with N beams; lists the N candidates with their probabilities")
+    translate.add_argument("--verbose", action="store_true",
+                           help="show how sure the model is (always shown when p(output) < "
+                                f"{inference.LOW_CONFIDENCE})")
     evaluate = sub.add_parser("eval", help="held-out exact match of a checkpoint")
     evaluate.add_argument("--checkpoint", required=True)
     args = parser.parse_args(argv)

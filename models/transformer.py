@@ -135,9 +135,11 @@ def greedy_decode(model, src, max_len, bos_id, eos_id):
     return ys
 
 
-def beam_search(model, src, max_len, bos_id, eos_id, beam_size=4, length_penalty=0.6):
+def beam_search(model, src, max_len, bos_id, eos_id, beam_size=4, length_penalty=0.6, return_candidates=False):
     """Keep the beam_size best prefixes by total log-probability; return the best finished sequence
     of each source (a list of int lists, BOS first, EOS last if reached).
+    return_candidates=True: for each source, its up to beam_size best hypotheses instead, best first,
+    as (ids, log_prob, score) with score the length-normalised log-prob that ranks them.
 
     Finished hypotheses are ranked by log p / ((5 + length) / 6) ** length_penalty (GNMT's length
     normalisation), so longer answers are not punished merely for having more terms.
@@ -169,7 +171,18 @@ def beam_search(model, src, max_len, bos_id, eos_id, beam_size=4, length_penalty
                     if len(next_beams) == beam_size:
                         break
                 beams = next_beams
-                if len(finished) >= beam_size or not beams:
+                finished = sorted(finished, key=normalised, reverse=True)[:beam_size]
+                if not beams:
                     break
-            results.append(max(finished or beams, key=normalised)[0].tolist())
+                if len(finished) == beam_size:
+                    # a live beam's log p only falls from here and its length divisor grows at most to that
+                    # of max_len: stop once no live beam can still beat the worst finished hypothesis kept
+                    best_possible = max(s for _, s in beams) / ((5 + max_len) / 6) ** length_penalty
+                    if best_possible <= normalised(finished[-1]):
+                        break
+            ranked = sorted(finished or beams, key=normalised, reverse=True)
+            if return_candidates:
+                results.append([(ids.tolist(), log_prob, normalised((ids, log_prob))) for ids, log_prob in ranked])
+            else:
+                results.append(ranked[0][0].tolist())
     return results
