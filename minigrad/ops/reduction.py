@@ -203,17 +203,23 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
     As in PyTorch, a bool in dim's place is `unbiased`: x.var(False) is the biased variance.
     """
+    dims, correction = _spread_args("var", x, dim, unbiased, correction)
+    return Var.apply(x, dims, correction, keepdim)
+
+
+def _spread_args(op, x, dim, unbiased, correction):
+    """(dims, correction) from var/std's PyTorch arguments; a bool in dim's place is `unbiased`."""
     if x.dtype.kind != "f":
-        raise TypeError(f"var: expects a floating point tensor, got {x.dtype}")
+        raise TypeError(f"{op}: expects a floating point tensor, got {x.dtype}")
     if isinstance(dim, bool):
         if unbiased is not None:
-            raise TypeError("var: got unbiased twice (a bool in place of dim, and unbiased=)")
+            raise TypeError(f"{op}: got unbiased twice (a bool in place of dim, and unbiased=)")
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
-        raise ValueError("var: give either unbiased or correction, not both")
+        raise ValueError(f"{op}: give either unbiased or correction, not both")
     if correction is None:
         correction = 0 if unbiased is False else 1
-    return Var.apply(x, normalize_dims(dim, x.ndim, "var"), correction, keepdim)
+    return normalize_dims(dim, x.ndim, op), correction
 
 
 def amax(x, dim=(), keepdim=False):
@@ -278,17 +284,8 @@ argmin = _arg(np.argmin, "argmin")
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation: the square root of var() with the same arguments (correction=1 by default)."""
-    if x.dtype.kind != "f":
-        raise TypeError(f"std: expects a floating point tensor, got {x.dtype}")
-    if isinstance(dim, bool):
-        if unbiased is not None:
-            raise TypeError("std: got unbiased twice (a bool in place of dim, and unbiased=)")
-        dim, unbiased = None, dim
-    if unbiased is not None and correction is not None:
-        raise ValueError("std: give either unbiased or correction, not both")
-    if correction is None:
-        correction = 0 if unbiased is False else 1
-    return Std.apply(x, normalize_dims(dim, x.ndim, "std"), correction, keepdim)
+    dims, correction = _spread_args("std", x, dim, unbiased, correction)
+    return Std.apply(x, dims, correction, keepdim)
 
 
 def prod(x, dim=None, keepdim=False, *, dtype=None):
