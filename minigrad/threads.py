@@ -31,9 +31,11 @@ BLAS thread, OpenBLAS's threads, and minigrad's blocks over 1 or 2 threads.
     mg.get_num_threads()      # threads minigrad's matrix products use now (cores, at most 4, by default)
     mg.set_num_threads(2)     # use 2; changes speed only, never a result
 """
+import itertools
 import os
 import queue
 import threading
+from functools import partial
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -57,6 +59,13 @@ DEFAULT_NUM_THREADS = min(_available_cores(), 4)
 MACS_PER_BLOCK = 2**25
 MAX_BLOCKS = 16
 MIN_BLOCK_ROWS = 64
+
+# Row-wise and elementwise kernels (layer norm, softmax, dropout, ReLU, masked fill) are cut into
+# blocks of whole rows of at least ELEMENTS_PER_ROW_BLOCK elements (see run_rows): a few NumPy passes
+# over 2^15 float32 numbers take tens of microseconds, enough to pay for handing the block to a
+# worker, and a block's temporaries (128 KB each) stay in the core's cache between passes, which
+# makes the cut pay even on one thread. Smaller arrays are not cut.
+ELEMENTS_PER_ROW_BLOCK = 2**15
 
 _blas = ThreadpoolController().select(user_api="blas")
 _num_threads = 1  # until set_num_threads(DEFAULT_NUM_THREADS) below starts the workers
@@ -93,10 +102,9 @@ def get_num_threads():
 
 def _work():
     while True:
-        blocks, done = _tasks.get()  # sleeps until there is work: an idle worker costs no CPU
+        share, done = _tasks.get()  # sleeps until there is work: an idle worker costs no CPU
         try:
-            for a, b, out in blocks:
-                np.matmul(a, b, out=out)  # NumPy releases the GIL inside BLAS
+            share()
             done.put(None)
         except BaseException as error:  # handed to the caller, which raises it
             done.put(error)
@@ -122,25 +130,62 @@ def matmul(a, b):
     size = out_shape[0] if batched else rows
     edges = [size * i // count for i in range(count + 1)]
     if batched:
-        blocks = [(a[lo:hi], b[lo:hi], out[lo:hi]) for lo, hi in zip(edges, edges[1:])]
+        blocks = [partial(np.matmul, a[lo:hi], b[lo:hi], out=out[lo:hi]) for lo, hi in zip(edges, edges[1:])]
     else:  # whole rows of the output: (rows of a) @ b, with b shared by all blocks
-        blocks = [(a[..., lo:hi, :], b, out[..., lo:hi, :]) for lo, hi in zip(edges, edges[1:])]
-    _run(blocks)
+        blocks = [partial(np.matmul, a[..., lo:hi, :], b, out=out[..., lo:hi, :]) for lo, hi in zip(edges, edges[1:])]
+    _run(blocks)  # NumPy releases the GIL inside BLAS
     return out
 
 
-def _run(blocks):
-    """Compute the blocks: the caller takes the first share, the workers the others."""
-    shares = min(_num_threads, len(blocks))
-    cuts = [len(blocks) * i // shares for i in range(shares + 1)]
+def row_blocks(n_rows, row_size):
+    """The (lo, hi) row ranges that run_rows cuts n_rows rows of row_size elements into.
+
+    A power of two of them (at most MAX_BLOCKS), each at least ELEMENTS_PER_ROW_BLOCK elements; one
+    range, all the rows, for a smaller array. Depends on the shape only, never on the threads.
+    """
+    count = min(MAX_BLOCKS, n_rows * row_size // ELEMENTS_PER_ROW_BLOCK, n_rows)
+    count = 1 << (count.bit_length() - 1) if count >= 2 else 1
+    edges = [n_rows * i // count for i in range(count + 1)]
+    return list(zip(edges, edges[1:]))
+
+
+def run_rows(kernel, n_rows, row_size, also=()):
+    """Call kernel(lo, hi) for the row ranges of row_blocks(n_rows, row_size), shared among the threads.
+
+    The kernel computes rows lo:hi of its result, with the same NumPy code whatever the range, into
+    its slice of an output the caller allocated; a row's result must depend on that row only (as
+    elementwise work and reductions along a row do). Each row is then computed by one call, the same
+    way for any thread count: the results are bit-identical to kernel(0, n_rows) by construction.
+    NumPy releases the GIL inside its loops over large arrays, so the blocks do run side by side.
+    `also`: more independent calls (e.g. a reduction over all rows) to run beside the blocks.
+    """
+    _run([partial(kernel, lo, hi) for lo, hi in row_blocks(n_rows, row_size)] + list(also))
+
+
+def _run(tasks):
+    """Call every task (no arguments) once: the caller and up to _num_threads - 1 workers each take
+    the next task not yet taken until none is left. Which thread runs a task never changes what it
+    computes (each writes its own slice of an output), so this balances the work freely."""
+    if len(tasks) == 1 or _num_threads == 1:
+        for task in tasks:
+            task()
+        return
+    taken = itertools.count()  # next() on it is atomic under the GIL: each task is taken once
+
+    def share():
+        for i in iter(taken.__next__, None):
+            if i >= len(tasks):
+                return
+            tasks[i]()
+
+    helpers = min(_num_threads, len(tasks)) - 1
     done = queue.SimpleQueue()
-    for lo, hi in zip(cuts[1:-1], cuts[2:]):
-        _tasks.put((blocks[lo:hi], done))
+    for _ in range(helpers):
+        _tasks.put((share, done))
     try:
-        for a, b, out in blocks[:cuts[1]]:
-            np.matmul(a, b, out=out)
-    finally:  # wait for the workers even if the caller's share failed: they write into `out`
-        errors = [done.get() for _ in range(shares - 1)]
+        share()
+    finally:  # wait for the workers even if the caller's share failed: they write into the outputs
+        errors = [done.get() for _ in range(helpers)]
     for error in errors:
         if error is not None:
             raise error

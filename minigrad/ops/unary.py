@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import dtype as _dtype
+from .. import threads
 from ..function import Function
 from ..tensor import Tensor
 from .activation import erf as erf_array
@@ -91,16 +92,26 @@ class Sigmoid(Function):
 
 
 class ReLU(Function):
+    # Saves its output y rather than x (y > 0 exactly where x > 0): y is kept anyway by the op that
+    # uses it, so x can be freed. Both passes run in row blocks on minigrad's threads (run_rows).
     @staticmethod
     def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return np.maximum(x, 0)
+        y = np.empty(x.shape, dtype=np.result_type(x, 0))
+        flat_x, flat_y = x.reshape(-1), y.reshape(-1)
+        threads.run_rows(lambda lo, hi: np.maximum(flat_x[lo:hi], 0, out=flat_y[lo:hi]), y.size, 1)
+        ctx.save_for_backward(y)
+        return y
 
     @staticmethod
     def backward(ctx, grad):
         # d(max(x, 0))/dx = 1 where x > 0, else 0 (0 at the kink, as PyTorch)
-        (x,) = ctx.saved_tensors
-        return grad * (x > 0)
+        (y,) = ctx.saved_tensors
+        if grad.shape != y.shape:
+            return grad * (y > 0)
+        dx = np.empty(y.shape, dtype=np.result_type(grad, np.bool_))
+        flat_g, flat_y, flat_dx = grad.reshape(-1), y.reshape(-1), dx.reshape(-1)
+        threads.run_rows(lambda lo, hi: np.multiply(flat_g[lo:hi], flat_y[lo:hi] > 0, out=flat_dx[lo:hi]), dx.size, 1)
+        return dx
 
 
 class Abs(Function):
