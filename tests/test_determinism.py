@@ -135,3 +135,90 @@ def test_set_num_threads_checks_its_argument():
         with pytest.raises(ValueError, match="set_num_threads"):
             mg.set_num_threads(bad)
     assert mg.get_num_threads() == before
+
+
+# Every kernel cut into row blocks (threads.run_rows), forward and backward, on shapes of a small
+# training step and on awkward ones (rows not a multiple of the block count, non-finite values).
+def _layer_norm(x):
+    w = mg.tensor(np.linspace(0.5, 1.5, x.shape[-1], dtype=np.float32), requires_grad=True)
+    b = mg.tensor(np.linspace(-1, 1, x.shape[-1], dtype=np.float32), requires_grad=True)
+    return mg.nn.functional.layer_norm(x, (x.shape[-1],), w, b), (w, b)
+
+
+def _masked_fill(x):
+    future = mg.tensor(np.triu(np.ones(x.shape[-2:], bool), 1))
+    return x.masked_fill(future, float("-inf")), ()
+
+
+def _dropout(x):
+    mg.manual_seed(5)
+    return mg.nn.functional.dropout(x, 0.3), ()
+
+
+ROW_KERNELS = {
+    "layer_norm": _layer_norm,
+    "softmax": lambda x: (mg.softmax(x, dim=-1), ()),
+    "dropout": _dropout,
+    "relu": lambda x: (mg.nn.functional.relu(x), ()),
+    "masked_fill": _masked_fill,
+}
+
+
+def _kernel_bits(kernel, x_array, g_array):
+    x = mg.tensor(x_array, requires_grad=True)
+    y, params = ROW_KERNELS[kernel](x)
+    y.backward(mg.tensor(g_array))
+    return [np.asarray(t).tobytes() for t in (y.detach(), x.grad, *(p.grad for p in params))]
+
+
+@pytest.mark.parametrize("kernel", sorted(ROW_KERNELS))
+@pytest.mark.parametrize("shape", [(1536, 128), (64, 8, 24, 24), (37, 5, 13, 11)])
+def test_row_blocked_kernels_are_bit_identical_to_unblocked_for_any_thread_count(kernel, shape, monkeypatch):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape, dtype=np.float32) * 3
+    x.reshape(-1)[::97] = 0.0  # ReLU's kink, and exact zeros for the masks
+    g = rng.standard_normal(shape, dtype=np.float32)
+    cuts = []
+    monkeypatch.setattr(threads, "_run", lambda tasks, run=threads._run: cuts.append(len(tasks)) or run(tasks))
+    before = mg.get_num_threads()
+    try:
+        monkeypatch.setattr(threads, "ELEMENTS_PER_ROW_BLOCK", 2**62)
+        mg.set_num_threads(2)
+        unblocked = _kernel_bits(kernel, x, g)
+        assert set(cuts) <= {1, 2, 3}  # no row blocks: one task (layer norm: its parameter gradients beside)
+        monkeypatch.setattr(threads, "ELEMENTS_PER_ROW_BLOCK", 2**10)  # many blocks even for the small shape
+        for n in (1, 2, 3):
+            mg.set_num_threads(n)
+            cuts.clear()
+            assert _kernel_bits(kernel, x, g) == unblocked, f"{kernel} on {n} threads"
+            assert max(cuts) >= 8  # really cut
+    finally:
+        mg.set_num_threads(before)
+
+
+def test_row_blocks_depend_on_the_shape_only():
+    assert threads.row_blocks(10, 2) == [(0, 10)]  # too small to cut
+    n = threads.ELEMENTS_PER_ROW_BLOCK
+    assert threads.row_blocks(4, n) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert threads.row_blocks(3, n) == [(0, 1), (1, 3)]  # a power of two of blocks
+    assert len(threads.row_blocks(10**6, n)) == threads.MAX_BLOCKS
+    assert threads.row_blocks(0, 5) == [(0, 0)]
+
+
+def test_run_rows_raises_errors_of_its_blocks_and_goes_on_working():
+    before = mg.get_num_threads()
+    out = np.zeros(4 * threads.ELEMENTS_PER_ROW_BLOCK)
+
+    def failing(lo, hi):
+        if lo > 0:
+            raise FloatingPointError(f"block {lo}")
+        out[lo:hi] = 1
+
+    try:
+        mg.set_num_threads(2)
+        with pytest.raises(FloatingPointError, match="block"):
+            threads.run_rows(failing, out.size, 1)
+        threads.run_rows(lambda lo, hi: out.__setitem__(slice(lo, hi), 2), out.size, 1)
+        assert (out == 2).all()
+    finally:
+        mg.set_num_threads(before)
