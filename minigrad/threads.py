@@ -102,12 +102,8 @@ def get_num_threads():
 
 def _work():
     while True:
-        share, done = _tasks.get()  # sleeps until there is work: an idle worker costs no CPU
-        try:
-            share()
-            done.put(None)
-        except BaseException as error:  # handed to the caller, which raises it
-            done.put(error)
+        share = _tasks.get()  # sleeps until there is work: an idle worker costs no CPU
+        share()
 
 
 def matmul(a, b):
@@ -165,30 +161,37 @@ def run_rows(kernel, n_rows, row_size, also=()):
 def _run(tasks):
     """Call every task (no arguments) once: the caller and up to _num_threads - 1 workers each take
     the next task not yet taken until none is left. Which thread runs a task never changes what it
-    computes (each writes its own slice of an output), so this balances the work freely."""
+    computes (each writes its own slice of an output), so this balances the work freely.
+
+    The caller waits only for the tasks a worker has started, never for a worker to wake: when other
+    processes hold the other cores, the caller does all the tasks itself rather than wait for a
+    worker to be scheduled (a worker that wakes late finds nothing left and sleeps again)."""
     if len(tasks) == 1 or _num_threads == 1:
         for task in tasks:
             task()
         return
-    taken = itertools.count()  # next() on it is atomic under the GIL: each task is taken once
+    taken = itertools.count()  # next() on these is atomic under the GIL: each task is taken once
+    finished = itertools.count(1)
+    all_finished = threading.Event()
+    errors = []
 
     def share():
         for i in iter(taken.__next__, None):
             if i >= len(tasks):
                 return
-            tasks[i]()
+            try:
+                tasks[i]()
+            except BaseException as error:  # handed to the caller, which raises it
+                errors.append(error)
+            if next(finished) == len(tasks):
+                all_finished.set()
 
-    helpers = min(_num_threads, len(tasks)) - 1
-    done = queue.SimpleQueue()
-    for _ in range(helpers):
-        _tasks.put((share, done))
-    try:
-        share()
-    finally:  # wait for the workers even if the caller's share failed: they write into the outputs
-        errors = [done.get() for _ in range(helpers)]
-    for error in errors:
-        if error is not None:
-            raise error
+    for _ in range(min(_num_threads, len(tasks)) - 1):
+        _tasks.put(share)
+    share()
+    all_finished.wait()  # tasks that workers took write into the outputs: wait for them
+    if errors:
+        raise errors[0]
 
 
 set_num_threads(DEFAULT_NUM_THREADS)  # also holds BLAS to one thread
