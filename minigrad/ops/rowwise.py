@@ -22,6 +22,20 @@ def dot_along(a, b, dim):
     return (a * b).sum(axis=dim, keepdims=True)
 
 
+def row_max(x2):
+    """x2.max(axis=1, keepdims=True) for a 2-D array, exactly (a maximum has no rounding).
+
+    Along short rows NumPy's max pays a per-row overhead (5x slower for rows of 24); an elementwise
+    np.maximum over the columns, one column at a time, does not.
+    """
+    if not 2 <= x2.shape[1] <= 64:
+        return x2.max(axis=1, keepdims=True)
+    m = x2[:, :1].copy()
+    for j in range(1, x2.shape[1]):
+        np.maximum(m, x2[:, j:j + 1], out=m)
+    return m
+
+
 # The smallest sum of exponentials trusted after the global shift (see shifted_exp), per dtype.
 _SMALLEST_TOTAL = {np.dtype(t): float(np.sqrt(np.finfo(t).tiny)) for t in (np.float16, np.float32, np.float64)}
 
