@@ -66,6 +66,14 @@ MIN_BLOCK_ROWS = 64
 # worker, and a block's temporaries (128 KB each) stay in the core's cache between passes, which
 # makes the cut pay even on one thread. Smaller arrays are not cut.
 ELEMENTS_PER_ROW_BLOCK = 2**15
+# Whether run_rows shares its blocks among the threads (True) or runs them all on the calling thread.
+# Off: on the 2-core development machine, sharing made the small training step 2-3% slower at 2
+# threads (207-214 ms against 203-209 ms; 2 blocks to 16 of 2^15 elements and more). These kernels
+# are a few cheap passes over memory, which a second core barely speeds up (an elementwise multiply
+# of 786k floats: 339 us on 1 thread, 320 us on 2), and np.einsum, which computes the row sums,
+# holds the GIL, so two threads run it one after the other (138 us -> 232 us). The cut itself stays
+# (a block's passes stay in the core's cache), and results are the same bits either way.
+SHARE_ROW_BLOCKS = False
 
 _blas = ThreadpoolController().select(user_api="blas")
 _num_threads = 1  # until set_num_threads(DEFAULT_NUM_THREADS) below starts the workers
@@ -146,7 +154,8 @@ def row_blocks(n_rows, row_size):
 
 
 def run_rows(kernel, n_rows, row_size, also=()):
-    """Call kernel(lo, hi) for the row ranges of row_blocks(n_rows, row_size), shared among the threads.
+    """Call kernel(lo, hi) for the row ranges of row_blocks(n_rows, row_size), shared among the
+    threads if SHARE_ROW_BLOCKS (see there).
 
     The kernel computes rows lo:hi of its result, with the same NumPy code whatever the range, into
     its slice of an output the caller allocated; a row's result must depend on that row only (as
@@ -155,7 +164,12 @@ def run_rows(kernel, n_rows, row_size, also=()):
     NumPy releases the GIL inside its loops over large arrays, so the blocks do run side by side.
     `also`: more independent calls (e.g. a reduction over all rows) to run beside the blocks.
     """
-    _run([partial(kernel, lo, hi) for lo, hi in row_blocks(n_rows, row_size)] + list(also))
+    tasks = [partial(kernel, lo, hi) for lo, hi in row_blocks(n_rows, row_size)] + list(also)
+    if SHARE_ROW_BLOCKS:
+        _run(tasks)
+    else:
+        for task in tasks:
+            task()
 
 
 def _run(tasks):

@@ -181,6 +181,7 @@ def test_row_blocked_kernels_are_bit_identical_to_unblocked_for_any_thread_count
     g = rng.standard_normal(shape, dtype=np.float32)
     cuts = []
     monkeypatch.setattr(threads, "_run", lambda tasks, run=threads._run: cuts.append(len(tasks)) or run(tasks))
+    monkeypatch.setattr(threads, "SHARE_ROW_BLOCKS", True)  # the blocks really run on the worker threads
     before = mg.get_num_threads()
     try:
         monkeypatch.setattr(threads, "ELEMENTS_PER_ROW_BLOCK", 2**62)
@@ -216,10 +217,12 @@ def test_run_rows_raises_errors_of_its_blocks_and_goes_on_working():
         out[lo:hi] = 1
 
     try:
+        threads.SHARE_ROW_BLOCKS, shared_before = True, threads.SHARE_ROW_BLOCKS
         mg.set_num_threads(2)
         with pytest.raises(FloatingPointError, match="block"):
             threads.run_rows(failing, out.size, 1)
         threads.run_rows(lambda lo, hi: out.__setitem__(slice(lo, hi), 2), out.size, 1)
         assert (out == 2).all()
     finally:
+        threads.SHARE_ROW_BLOCKS = shared_before
         mg.set_num_threads(before)
