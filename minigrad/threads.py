@@ -18,16 +18,17 @@ idle (they never spin). How a product is cut depends only on its shapes, never o
 and every output element comes from one block, so results are bit-identical for any n, by
 construction (tests/test_determinism.py trains under different settings and compares checkpoints).
 
-The default is one thread: one minigrad process uses one core, so several can share a machine
-(benchmarks/train_step.py --parallel N measures that), and the numbers are those of n threads.
-Measured on the 2-core development machine (small training step, benchmarks/train_step.py): one
-BLAS thread 236 ms, OpenBLAS's 2 threads 190 ms alone but 10-56x slower with two processes at once;
-with one thread, two processes at once ran 1.07-1.09x their time alone (tiny). Cutting the products
-into blocks costs one thread 1-2% of a step (CPU time, alternating runs).
+The default is one thread per core, at most 4: a process alone uses the idle cores for its large
+products, and because idle workers sleep, processes that share the cores slow each other down only
+by the cores they really share. Measured on the 2-core development machine (small training step,
+`python benchmarks/train_step.py --sizes small --libraries minigrad --threads N --parallel 2`):
+OpenBLAS's own 2 threads 190 ms alone, but 10-56x slower with two processes at once; minigrad's
+blocks on 1 thread 214 ms, on 2 threads 194 ms alone and 1.15x that with two processes at once
+(tiny: 15.0 ms, 0.99x). Cutting the products into blocks costs one thread 1-2% of a step.
 `benchmarks/blas_threads.py` measures the choices on the product shapes of a training step: one
 BLAS thread, OpenBLAS's threads, and minigrad's blocks over 1 or 2 threads.
 
-    mg.get_num_threads()      # threads minigrad's matrix products use now (1 by default)
+    mg.get_num_threads()      # threads minigrad's matrix products use now (cores, at most 4, by default)
     mg.set_num_threads(2)     # use 2; changes speed only, never a result
 """
 import os
@@ -37,7 +38,14 @@ import threading
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-DEFAULT_NUM_THREADS = 1
+def _available_cores():
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may run on (containers, taskset)
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+DEFAULT_NUM_THREADS = min(_available_cores(), 4)
 
 # A product is cut into blocks of at least MACS_PER_BLOCK multiply-adds (about half a millisecond
 # on one core), so that handing a block to another thread (tens of microseconds) pays, and into a
@@ -51,7 +59,7 @@ MAX_BLOCKS = 16
 MIN_BLOCK_ROWS = 64
 
 _blas = ThreadpoolController().select(user_api="blas")
-_num_threads = DEFAULT_NUM_THREADS
+_num_threads = 1  # until set_num_threads(DEFAULT_NUM_THREADS) below starts the workers
 _workers = []  # worker threads, each waiting on _tasks
 _tasks = queue.SimpleQueue()
 
@@ -138,5 +146,5 @@ def _run(blocks):
             raise error
 
 
-_blas.limit(limits=1)
+set_num_threads(DEFAULT_NUM_THREADS)  # also holds BLAS to one thread
 os.register_at_fork(after_in_child=_forget_workers_after_fork)

@@ -100,12 +100,13 @@ def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, 
     a = rng.standard_normal(shape_a, dtype=np.float32)
     b = rng.standard_normal(shape_b, dtype=np.float32)
     results = []
+    before = mg.get_num_threads()
     try:
         for n in (1, 2, 3, 5):
             mg.set_num_threads(n)
             results.append(threads.matmul(a, b))
     finally:
-        mg.set_num_threads(1)
+        mg.set_num_threads(before)
     np.testing.assert_allclose(results[0], np.matmul(a.astype(np.float64), b), rtol=1e-4, atol=1e-3)
     for other in results[1:]:
         assert other.tobytes() == results[0].tobytes()
@@ -114,17 +115,23 @@ def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, 
 
 def test_blocked_matmul_raises_errors_of_its_blocks_and_goes_on_working():
     a = np.ones((1024, 4096), np.float32)
+    before = mg.get_num_threads()
     try:
         mg.set_num_threads(2)
         with pytest.raises(ValueError):
             threads.matmul(a, np.ones((64, 4096), np.float32))  # inner dims 4096 and 64 do not align
         assert (threads.matmul(a, np.ones((4096, 64), np.float32)) == 4096).all()
     finally:
-        mg.set_num_threads(1)
+        mg.set_num_threads(before)
+
+
+def test_default_threads_are_the_cores_at_most_four():
+    assert threads.DEFAULT_NUM_THREADS == min(threads._available_cores(), 4)
 
 
 def test_set_num_threads_checks_its_argument():
+    before = mg.get_num_threads()
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="set_num_threads"):
             mg.set_num_threads(bad)
-    assert mg.get_num_threads() == 1
+    assert mg.get_num_threads() == before
