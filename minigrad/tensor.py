@@ -354,6 +354,13 @@ class Tensor:
     def __int__(self):
         return int(self.item())
 
+    def __index__(self):
+        """An integer (or bool) tensor of one element as a Python int: it can slice a list or an array."""
+        if self._array.dtype.kind not in "iub" or self._array.size != 1:
+            raise TypeError(f"__index__: only integer tensors of a single element can be converted to an index, "
+                            f"got dtype {self.dtype} and shape {self.shape}")
+        return int(self._array.item())
+
     def __bool__(self):
         if self._array.size != 1:
             raise RuntimeError(f"the truth value of a tensor of shape {self.shape} is ambiguous")

@@ -230,3 +230,10 @@ def test_argmax_of_an_empty_dimension_names_the_op_and_shape():
     raises(ValueError, lambda: mg.zeros(0).argmax(), "argmax", "(0,)")
     raises(ValueError, lambda: mg.zeros(0, 3).argmin(dim=0), "argmin", "(0, 3)")
     assert mg.zeros(0, 3).argmax(dim=1).shape == (0,)  # reducing a non-empty dim of an empty tensor is fine
+
+
+# ---- __index__ ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("make,dtype,shape", [(lambda: mg.tensor(2.0), "float32", "()"),
+                                              (lambda: mg.tensor([1, 2]), "int64", "(2,)")])
+def test_only_one_element_integer_tensors_are_indices(make, dtype, shape):
+    raises(TypeError, lambda: [1, 2, 3][make()], "__index__", "integer", dtype, shape)

@@ -350,6 +350,11 @@ BOOLS = {
     "type() int": lambda lib: lib.tensor([1]).int().type().split(".")[1],
     "is_floating_point": lambda lib: lib.tensor([1]).is_floating_point(),
     "is_grad_enabled": lambda lib: lib.is_grad_enabled(),
+    # __index__: a one-element integer tensor indexes lists and slices arrays (nanoGPT's get_batch: data[i:i + T])
+    "list[0-d tensor]": lambda lib: [10, 20, 30, 40][lib.tensor(2)],
+    "slice by tensors": lambda lib: list(range(9))[lib.tensor([1]):lib.tensor(7):lib.tensor(3)],
+    "array slice by a tensor element": lambda lib: np.arange(5)[lib.tensor([4, 1])[1]:].tolist(),
+    "index of bool": lambda lib: [5, 6][lib.tensor(True)],
 }
 
 
