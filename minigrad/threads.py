@@ -25,6 +25,11 @@ by the cores they really share. Measured on the 2-core development machine (smal
 OpenBLAS's own 2 threads 190 ms alone, but 10-56x slower with two processes at once; minigrad's
 blocks on 1 thread 214 ms, on 2 threads 194 ms alone and 1.15x that with two processes at once
 (tiny: 15.0 ms, 0.99x). Cutting the products into blocks costs one thread 1-2% of a step.
+
+Row-wise kernels (softmax, ReLU, masked fill) are cut the same way, into blocks of whole rows fixed
+by the shape (`run_rows`); each row is computed by one block, so again no result depends on the
+threads. Sharing those blocks among the threads did not pay on the development machine (see
+SHARE_ROW_BLOCKS), so by default the calling thread runs them, one after the other.
 `benchmarks/blas_threads.py` measures the choices on the product shapes of a training step: one
 BLAS thread, OpenBLAS's threads, and minigrad's blocks over 1 or 2 threads.
 
@@ -60,11 +65,11 @@ MACS_PER_BLOCK = 2**25
 MAX_BLOCKS = 16
 MIN_BLOCK_ROWS = 64
 
-# Row-wise and elementwise kernels (layer norm, softmax, dropout, ReLU, masked fill) are cut into
-# blocks of whole rows of at least ELEMENTS_PER_ROW_BLOCK elements (see run_rows): a few NumPy passes
-# over 2^15 float32 numbers take tens of microseconds, enough to pay for handing the block to a
-# worker, and a block's temporaries (128 KB each) stay in the core's cache between passes, which
-# makes the cut pay even on one thread. Smaller arrays are not cut.
+# Row-wise and elementwise kernels (softmax, ReLU, masked fill) are cut into blocks of whole rows of
+# at least ELEMENTS_PER_ROW_BLOCK elements (see run_rows): a few NumPy passes over 2^15 float32
+# numbers take tens of microseconds, enough to pay for handing the block to a worker, and a block's
+# temporaries (128 KB each) stay in the core's cache between passes. Smaller arrays are not cut.
+# (Layer norm and dropout were measured blocked too and were 2-25% slower per op: left whole.)
 ELEMENTS_PER_ROW_BLOCK = 2**15
 # Whether run_rows shares its blocks among the threads (True) or runs them all on the calling thread.
 # Off: on the 2-core development machine, sharing made the small training step 2-3% slower at 2
@@ -153,7 +158,7 @@ def row_blocks(n_rows, row_size):
     return list(zip(edges, edges[1:]))
 
 
-def run_rows(kernel, n_rows, row_size, also=()):
+def run_rows(kernel, n_rows, row_size):
     """Call kernel(lo, hi) for the row ranges of row_blocks(n_rows, row_size), shared among the
     threads if SHARE_ROW_BLOCKS (see there).
 
@@ -161,15 +166,14 @@ def run_rows(kernel, n_rows, row_size, also=()):
     its slice of an output the caller allocated; a row's result must depend on that row only (as
     elementwise work and reductions along a row do). Each row is then computed by one call, the same
     way for any thread count: the results are bit-identical to kernel(0, n_rows) by construction.
-    NumPy releases the GIL inside its loops over large arrays, so the blocks do run side by side.
-    `also`: more independent calls (e.g. a reduction over all rows) to run beside the blocks.
+    NumPy releases the GIL inside its ufunc loops over large arrays, so shared blocks do run side by side.
     """
-    tasks = [partial(kernel, lo, hi) for lo, hi in row_blocks(n_rows, row_size)] + list(also)
+    blocks = row_blocks(n_rows, row_size)
     if SHARE_ROW_BLOCKS:
-        _run(tasks)
+        _run([partial(kernel, lo, hi) for lo, hi in blocks])
     else:
-        for task in tasks:
-            task()
+        for lo, hi in blocks:
+            kernel(lo, hi)
 
 
 def _run(tasks):

@@ -85,7 +85,7 @@ class GetItem(Function):
 def _fill_where(source, mask, value):
     """np.where(mask, value, source) for a mask that broadcasts to source's shape (ndim >= 1): a copy
     of source with value put where mask holds (cheaper than np.where's three-way select), computed
-    in blocks along the first dim shared among minigrad's threads (threads.run_rows)."""
+    in blocks along the first dim (threads.run_rows)."""
     out = np.empty(source.shape, dtype=source.dtype)
     mask = mask.reshape((1,) * (source.ndim - mask.ndim) + mask.shape)
     whole_mask = mask.shape[0] == 1  # the same mask for every block

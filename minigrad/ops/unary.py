@@ -93,7 +93,7 @@ class Sigmoid(Function):
 
 class ReLU(Function):
     # Saves its output y rather than x (y > 0 exactly where x > 0): y is kept anyway by the op that
-    # uses it, so x can be freed. Both passes run in row blocks on minigrad's threads (run_rows).
+    # uses it, so x can be freed. Both passes run in row blocks (threads.run_rows).
     @staticmethod
     def forward(ctx, x):
         y = np.empty(x.shape, dtype=np.result_type(x, 0))
