@@ -139,15 +139,8 @@ def test_set_num_threads_checks_its_argument():
 
 # Every kernel cut into row blocks (threads.run_rows), forward and backward, on shapes of a small
 # training step and on awkward ones (rows not a multiple of the block count, non-finite values).
-def _masked_fill(x):
-    future = mg.tensor(np.triu(np.ones(x.shape[-2:], bool), 1))
-    return x.masked_fill(future, float("-inf")), ()
-
-
 ROW_KERNELS = {
     "softmax": lambda x: (mg.softmax(x, dim=-1), ()),
-    "relu": lambda x: (mg.nn.functional.relu(x), ()),
-    "masked_fill": _masked_fill,
 }
 
 

@@ -1,7 +1,6 @@
 """Selecting elements: indexing, masked_fill, where, tril/triu."""
 import numpy as np
 
-from .. import threads
 from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
@@ -82,29 +81,11 @@ class GetItem(Function):
         return out, None, None
 
 
-def _fill_where(source, mask, value):
-    """np.where(mask, value, source) for a mask that broadcasts to source's shape (ndim >= 1): a copy
-    of source with value put where mask holds (cheaper than np.where's three-way select), computed
-    in blocks along the first dim (threads.run_rows)."""
-    out = np.empty(source.shape, dtype=source.dtype)
-    mask = mask.reshape((1,) * (source.ndim - mask.ndim) + mask.shape)
-    whole_mask = mask.shape[0] == 1  # the same mask for every block
-
-    def rows(lo, hi):
-        np.copyto(out[lo:hi], source[lo:hi])
-        np.copyto(out[lo:hi], value, where=mask if whole_mask else mask[lo:hi])
-
-    threads.run_rows(rows, source.shape[0], source.size // max(source.shape[0], 1))
-    return out
-
-
 class MaskedFill(Function):
     @staticmethod
     def forward(ctx, x, mask, value):
         ctx.mask = mask
         try:
-            if x.ndim and np.broadcast_shapes(mask.shape, x.shape) == x.shape:
-                return _fill_where(x, mask, np.asarray(value, dtype=x.dtype))
             return np.where(mask, np.asarray(value, dtype=x.dtype), x)
         except ValueError:
             raise ShapeError(
@@ -114,10 +95,7 @@ class MaskedFill(Function):
     @staticmethod
     def backward(ctx, grad):
         # filled places no longer depend on x: their gradient is 0; the rest pass dL/dy through
-        mask = ctx.mask
-        if grad.ndim and np.broadcast_shapes(mask.shape, grad.shape) == grad.shape:
-            return _fill_where(grad, mask, np.zeros((), dtype=grad.dtype)), None, None
-        return np.where(mask, 0, grad), None, None
+        return np.where(ctx.mask, 0, grad), None, None
 
 
 class Where(Function):

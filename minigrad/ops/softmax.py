@@ -116,8 +116,8 @@ def _softmax_rows(x2):
         np.subtract(x2[lo:hi], c, out=out)
         np.exp(out, out=out)
         total = sum_along(out, 1)
-        untrusted = np.flatnonzero(~(total[:, 0] >= smallest))  # also catches NaN
-        if untrusted.size:
+        if not total.min() >= smallest:  # also catches NaN
+            untrusted = np.flatnonzero(~(total[:, 0] >= smallest))
             xs = x2[lo:hi][untrusted]
             redone = _exp_of_row_shifted(xs - row_max(xs))
             out[untrusted] = redone

@@ -7,7 +7,6 @@ import math
 import numpy as np
 
 from .. import dtype as _dtype
-from .. import threads
 from ..function import Function
 from ..tensor import Tensor
 from .activation import erf as erf_array
@@ -93,12 +92,10 @@ class Sigmoid(Function):
 
 class ReLU(Function):
     # Saves its output y rather than x (y > 0 exactly where x > 0): y is kept anyway by the op that
-    # uses it, so x can be freed. Both passes run in row blocks (threads.run_rows).
+    # uses it, so x can be freed.
     @staticmethod
     def forward(ctx, x):
-        y = np.empty(x.shape, dtype=np.result_type(x, 0))
-        flat_x, flat_y = x.reshape(-1), y.reshape(-1)
-        threads.run_rows(lambda lo, hi: np.maximum(flat_x[lo:hi], 0, out=flat_y[lo:hi]), y.size, 1)
+        y = np.maximum(x, 0)
         ctx.save_for_backward(y)
         return y
 
@@ -106,12 +103,7 @@ class ReLU(Function):
     def backward(ctx, grad):
         # d(max(x, 0))/dx = 1 where x > 0, else 0 (0 at the kink, as PyTorch)
         (y,) = ctx.saved_tensors
-        if grad.shape != y.shape:
-            return grad * (y > 0)
-        dx = np.empty(y.shape, dtype=np.result_type(grad, np.bool_))
-        flat_g, flat_y, flat_dx = grad.reshape(-1), y.reshape(-1), dx.reshape(-1)
-        threads.run_rows(lambda lo, hi: np.multiply(flat_g[lo:hi], flat_y[lo:hi] > 0, out=flat_dx[lo:hi]), dx.size, 1)
-        return dx
+        return grad * (y > 0)
 
 
 class Abs(Function):
