@@ -412,7 +412,8 @@ def _child(library, size, steps, warmup, check_path):
     if library in ("gemm", "minigrad", "minigrad-model"):
         import minigrad as mg
 
-        mg.set_num_threads(int(os.environ.get(THREADS_VARIABLE, "1")))
+        if THREADS_VARIABLE in os.environ:
+            mg.set_num_threads(int(os.environ[THREADS_VARIABLE]))
     if library == "gemm":
         result = gemm_time(cfg, steps)
     elif library == "minigrad-model":
@@ -434,13 +435,14 @@ def _command(library, size, steps, warmup, check_path=""):
     return [sys.executable, __file__, "--child", library, size, str(steps), str(warmup), check_path]
 
 
-# --threads N reaches the child processes through this variable (minigrad's own default is 1)
+# --threads N reaches the child processes through this variable
 THREADS_VARIABLE = "MINIGRAD_BENCHMARK_THREADS"
-_minigrad_threads = 1
+_minigrad_threads = None  # minigrad's default
 
 
 def _env(malloc_tuning):
-    return {**os.environ, **(MALLOC_TUNING if malloc_tuning else {}), THREADS_VARIABLE: str(_minigrad_threads)}
+    threads = {THREADS_VARIABLE: str(_minigrad_threads)} if _minigrad_threads else {}
+    return {**os.environ, **(MALLOC_TUNING if malloc_tuning else {}), **threads}
 
 
 def _result(done, library):
@@ -509,8 +511,8 @@ def main():
     parser.add_argument("--profile", choices=list(SIZES))
     parser.add_argument("--memory-steps", type=int, metavar="N",
                         help="train the tiny model N steps and print minigrad's resident memory along the way")
-    parser.add_argument("--threads", type=int, default=1, metavar="N",
-                        help="minigrad's threads (mg.set_num_threads(N)) for its steps and the gemm row")
+    parser.add_argument("--threads", type=int, metavar="N", help="minigrad's threads (mg.set_num_threads(N)) "
+                        "for its steps and the gemm row; default: minigrad's own default")
     parser.add_argument("--no-malloc-tuning", action="store_true", help="run with glibc's default malloc settings")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -533,7 +535,7 @@ def main():
     for module in sorted({MODULE_OF[lib] for lib in libraries} - {"minigrad"}):
         versions[module] = getattr(__import__(module), "__version__", "?")
     print(f"{os.cpu_count()} cores; {', '.join(f'{k} {v}' for k, v in versions.items())}; minigrad threads "
-          f"{args.threads} (default {mg.get_num_threads()}); malloc tuning {'on' if tuning else 'off'}; {args.steps} timed steps after "
+          f"{args.threads or mg.get_num_threads()} (default {mg.get_num_threads()}); malloc tuning {'on' if tuning else 'off'}; {args.steps} timed steps after "
           f"{args.warmup} warm-up steps, {args.repeats} repeat(s)" + (f"; not installed: {missing}" if missing else ""))
     for size in args.sizes:
         if not args.no_check:
