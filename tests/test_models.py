@@ -198,7 +198,7 @@ def test_beam_search_of_width_one_is_greedy(seed):
     assert beams == [strip(row) for row in greedy]
 
 
-@pytest.mark.parametrize("seed", [6])  # a seed where both searches finish, and beam search finds better
+@pytest.mark.parametrize("seed", [0, 19])  # seeds where both searches finish, and beam search finds better
 def test_beam_search_finds_a_sequence_at_least_as_likely_as_greedy(seed):
     model = seq2seq(seed, tgt_vocab_size=4).eval()
     src = random_source(np.random.default_rng(seed), B=3)

@@ -29,7 +29,7 @@ def _trained(task, steps, path, model_overrides=None):
 
 @pytest.fixture(scope="session")
 def copy_model(tmp_path_factory):
-    """(checkpoint path, trainer) of a copy model trained 700 steps: right on every held-out input."""
+    """(checkpoint path, trainer) of a copy model trained 700 steps: right on (nearly) every held-out input."""
     path = str(tmp_path_factory.mktemp("translate") / "copy.npz")
     return path, _trained("copy", 700, path)
 
@@ -157,7 +157,10 @@ def test_confidence_is_high_on_held_out_inputs_the_copy_model_gets_right(copy_mo
     right = [p for answer, want, p in zip(answers, expected, confidences) if answer == want]
     assert len(right) >= 36  # the trained model is right on (nearly) all of them
     assert min(right) > 0.9
-    assert "low confidence" not in err
+    # a warning of low confidence, if any, is about an answer the model got wrong
+    warned = re.findall(r"warning: '(\d*)': low confidence", err)
+    assert len(warned) == err.count("low confidence")
+    assert all(answer != want for answer, want in zip(answers, expected) if answer in warned)
 
 
 def test_confidence_is_shown_only_with_verbose_when_high(copy_model, capsys):
