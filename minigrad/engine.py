@@ -96,6 +96,29 @@ def run_hooks(tensor, grad):
     return grad
 
 
+def root_gradient(op, out, gradient, what="the tensor"):
+    """The array backward starts from at `out`: `gradient` checked against it, or ones when `out` has
+    one element (dL/dL = 1). One place for Tensor.backward, autograd.backward and autograd.grad."""
+    from .tensor import Tensor
+
+    if not out.requires_grad:
+        raise RuntimeError(
+            f"{op}: {what} does not require grad and has no grad_fn "
+            "(were its inputs created with requires_grad=True, outside no_grad?)"
+        )
+    if gradient is None:
+        if out.numel() != 1:
+            raise RuntimeError(
+                f"{op}: grad can be implicitly created only for outputs with one element, {what} has shape "
+                f"{out.shape}; pass its gradient"
+            )
+        return np.ones(out.shape, dtype=out.dtype)
+    gradient = gradient._array if isinstance(gradient, Tensor) else np.asarray(gradient)
+    if gradient.shape != out.shape:
+        raise RuntimeError(f"{op}: the gradient has shape {gradient.shape}, but {what} has shape {out.shape}")
+    return gradient.astype(out.dtype, copy=False)
+
+
 def backward(root, gradient, retain_graph=False):
     """Accumulate d(root)/d(leaf) * gradient into `.grad` of every leaf that requires grad."""
     from .tensor import Tensor

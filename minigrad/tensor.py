@@ -467,26 +467,7 @@ class Tensor:
         """
         from . import engine
 
-        if not self.requires_grad:
-            raise RuntimeError(
-                "backward: this tensor does not require grad and has no grad_fn "
-                "(were its inputs created with requires_grad=True, outside no_grad?)"
-            )
-        if gradient is None:
-            if self._array.size != 1:
-                raise RuntimeError(
-                    f"backward: grad can be implicitly created only for a tensor with one element, "
-                    f"got shape {self.shape}; pass gradient= of that shape"
-                )
-            gradient = np.ones(self.shape, dtype=self.dtype)
-        else:
-            gradient = gradient._array if isinstance(gradient, Tensor) else np.asarray(gradient)
-            if gradient.shape != self.shape:
-                raise RuntimeError(
-                    f"backward: gradient has shape {gradient.shape}, but the tensor has shape {self.shape}"
-                )
-            gradient = gradient.astype(self.dtype, copy=False)
-        engine.backward(self, gradient, retain_graph=retain_graph)
+        engine.backward(self, engine.root_gradient("backward", self, gradient), retain_graph=retain_graph)
 
     # ---- printing ---------------------------------------------------------------------------
     def __repr__(self):

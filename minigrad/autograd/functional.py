@@ -27,27 +27,7 @@ def _gradient_arrays(op, outputs, grad_outputs):
         grad_outputs = tuple(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"{op}: got {len(grad_outputs)} gradients for {len(outputs)} outputs")
-    arrays = []
-    for k, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if not out.requires_grad:
-            raise RuntimeError(
-                f"{op}: output {k} does not require grad and has no grad_fn "
-                "(were its inputs created with requires_grad=True, outside no_grad?)"
-            )
-        if g is None:
-            if out.numel() != 1:
-                raise RuntimeError(
-                    f"{op}: grad can be implicitly created only for outputs with one element, output {k} "
-                    f"has shape {out.shape}; pass its gradient"
-                )
-            g = np.ones(out.shape, dtype=out.dtype)
-        else:
-            g = g._array if isinstance(g, Tensor) else np.asarray(g)
-            if g.shape != out.shape:
-                raise RuntimeError(f"{op}: gradient {k} has shape {g.shape}, but output {k} has shape {out.shape}")
-            g = g.astype(out.dtype, copy=False)
-        arrays.append(g)
-    return arrays
+    return [engine.root_gradient(op, out, g, f"output {k}") for k, (out, g) in enumerate(zip(outputs, grad_outputs))]
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
