@@ -18,13 +18,14 @@ idle (they never spin). How a product is cut depends only on its shapes, never o
 and every output element comes from one block, so results are bit-identical for any n, by
 construction (tests/test_determinism.py trains under different settings and compares checkpoints).
 
-The default is one thread per core, at most 4: a process alone uses the idle cores for its large
-products, and because idle workers sleep, processes that share the cores slow each other down only
-by the cores they really share. Measured on the 2-core development machine (small training step,
-`python benchmarks/train_step.py --sizes small --libraries minigrad --threads N --parallel 2`):
-OpenBLAS's own 2 threads 190 ms alone, but 10-56x slower with two processes at once; minigrad's
-blocks on 1 thread 214 ms, on 2 threads 194 ms alone and 1.15x that with two processes at once
-(tiny: 15.0 ms, 0.99x). Cutting the products into blocks costs one thread 1-2% of a step.
+The default is one thread per core, at most 4, and workers are woken only for cores that are idle
+at that moment (`idle_cores`, from the kernel's count of runnable threads): a process alone uses the
+idle cores for its large products, and processes that share the cores each keep to one, instead of
+taking turns on all of them. Idle workers sleep, so they cost nothing. Measured on the 2-core
+development machine (small training step, `python benchmarks/train_step.py --sizes small
+--libraries minigrad --threads N --parallel 2`): OpenBLAS's own 2 threads 190 ms alone, but 10-56x
+slower with two processes at once; minigrad on 1 thread 222-235 ms, and two such processes at once
+1.02x that; on 2 threads 168-180 ms alone (see MACS_PER_BLOCK).
 
 Row-wise kernels (softmax, ReLU, masked fill) are cut the same way, into blocks of whole rows fixed
 by the shape (`run_rows`); each row is computed by one block, so again no result depends on the
@@ -52,17 +53,20 @@ def _available_cores():
         return os.cpu_count() or 1
 
 
+_CORES = os.cpu_count() or 1  # the machine's, as /proc/loadavg counts the machine's threads
 DEFAULT_NUM_THREADS = min(_available_cores(), 4)
 
-# A product is cut into blocks of at least MACS_PER_BLOCK multiply-adds (about half a millisecond
-# on one core), so that handing a block to another thread (tens of microseconds) pays, and into a
-# power of two of them (balanced over 2, 4, 8 threads), at most MAX_BLOCKS, each at least
-# MIN_BLOCK_ROWS rows or one matrix of a batch. Cutting costs one thread a little (more, smaller
-# BLAS calls): 1-2% of a small training step measured with 2 to 3 blocks, 4-5% with 8 blocks of
-# every product of 4M multiply-adds or more, hence blocks this large.
+# A product is cut into blocks of at least MACS_PER_BLOCK multiply-adds (about 0.2 ms on one core),
+# so that handing a block to another thread (tens of microseconds) pays, and into a power of two of
+# them (balanced over 2 or 4 threads), at most MAX_BLOCKS, each at least MIN_BLOCK_ROWS rows or one
+# matrix of a batch. Measured on the small training step (`python benchmarks/train_step.py --sizes
+# small --libraries minigrad --threads N`), alone on 2 cores: blocks of 2^25 multiply-adds and up
+# to 16 of them, 195-200 ms (the (1536, 128) @ (128, 128) products of attention were not cut); 2^23
+# and up to 16, 175-180 ms; 2^23 and up to 4, 168 ms. Cutting costs one thread a little (more,
+# smaller BLAS calls): 222 ms on 1 thread uncut, 232 ms with 2^23 and up to 4.
 # Fixed numbers, not the thread count: the cut must not depend on the threads (see above).
-MACS_PER_BLOCK = 2**25
-MAX_BLOCKS = 16
+MACS_PER_BLOCK = 2**23
+MAX_BLOCKS = 4
 MIN_BLOCK_ROWS = 64
 
 # Row-wise and elementwise kernels (softmax, ReLU, masked fill) are cut into blocks of whole rows of
@@ -71,6 +75,7 @@ MIN_BLOCK_ROWS = 64
 # temporaries (128 KB each) stay in the core's cache between passes. Smaller arrays are not cut.
 # (Layer norm and dropout were measured blocked too and were 2-25% slower per op: left whole.)
 ELEMENTS_PER_ROW_BLOCK = 2**15
+MAX_ROW_BLOCKS = 16
 # Whether run_rows shares its blocks among the threads (True) or runs them all on the calling thread.
 # Off: on the 2-core development machine, sharing made the small training step 2-3% slower at 2
 # threads (207-214 ms against 203-209 ms; 2 blocks to 16 of 2^15 elements and more). These kernels
@@ -113,6 +118,32 @@ def get_num_threads():
     return _num_threads
 
 
+# Whether _run wakes workers only for idle cores (True), or for as many threads as it may use.
+# Measured with two identical processes on the 2-core development machine (`python
+# benchmarks/train_step.py --sizes small --libraries minigrad --parallel 2`): waking workers
+# regardless, each process's small step took 248 ms, 1.42x its time alone; the processes took turns
+# on both cores and switched threads at every product.
+ONLY_IDLE_CORES = True
+_loadavg = None  # a file descriptor of /proc/loadavg, opened on first use
+
+
+def idle_cores():
+    """How many cores are running nothing right now: the machine's cores less its runnable threads.
+
+    Linux counts the runnable threads of the whole machine, this one included, in the 4th field of
+    /proc/loadavg ("runnable/total"); one os.pread of it takes about 2 microseconds. Elsewhere, or
+    if it cannot be read, every other core counts as idle.
+    """
+    global _loadavg
+    try:
+        if _loadavg is None:
+            _loadavg = os.open("/proc/loadavg", os.O_RDONLY)
+        runnable = int(os.pread(_loadavg, 128, 0).split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return _CORES - 1
+    return max(_CORES - runnable, 0)
+
+
 def _work():
     while True:
         share = _tasks.get()  # sleeps until there is work: an idle worker costs no CPU
@@ -149,10 +180,10 @@ def matmul(a, b):
 def row_blocks(n_rows, row_size):
     """The (lo, hi) row ranges that run_rows cuts n_rows rows of row_size elements into.
 
-    A power of two of them (at most MAX_BLOCKS), each at least ELEMENTS_PER_ROW_BLOCK elements; one
+    A power of two of them (at most MAX_ROW_BLOCKS), each at least ELEMENTS_PER_ROW_BLOCK elements; one
     range, all the rows, for a smaller array. Depends on the shape only, never on the threads.
     """
-    count = min(MAX_BLOCKS, n_rows * row_size // ELEMENTS_PER_ROW_BLOCK, n_rows)
+    count = min(MAX_ROW_BLOCKS, n_rows * row_size // ELEMENTS_PER_ROW_BLOCK, n_rows)
     count = 1 << (count.bit_length() - 1) if count >= 2 else 1
     edges = [n_rows * i // count for i in range(count + 1)]
     return list(zip(edges, edges[1:]))
@@ -181,10 +212,15 @@ def _run(tasks):
     the next task not yet taken until none is left. Which thread runs a task never changes what it
     computes (each writes its own slice of an output), so this balances the work freely.
 
-    The caller waits only for the tasks a worker has started, never for a worker to wake: when other
-    processes hold the other cores, the caller does all the tasks itself rather than wait for a
-    worker to be scheduled (a worker that wakes late finds nothing left and sleeps again)."""
-    if len(tasks) == 1 or _num_threads == 1:
+    Workers are woken only for cores that are idle right now (see idle_cores), so two processes on
+    two cores each run on their own core instead of taking turns on both. And the caller waits only
+    for the tasks a worker has started, never for a worker to wake: if another process takes the
+    core meanwhile, the caller does all the tasks itself (a worker that wakes late finds nothing
+    left and sleeps again)."""
+    helpers = min(_num_threads, len(tasks)) - 1
+    if helpers > 0 and ONLY_IDLE_CORES:
+        helpers = min(helpers, idle_cores())
+    if helpers <= 0:
         for task in tasks:
             task()
         return
@@ -204,7 +240,7 @@ def _run(tasks):
             if next(finished) == len(tasks):
                 all_finished.set()
 
-    for _ in range(min(_num_threads, len(tasks)) - 1):
+    for _ in range(helpers):
         _tasks.put(share)
     share()
     all_finished.wait()  # tasks that workers took write into the outputs: wait for them

@@ -3,6 +3,7 @@ minigrad's own (mg.set_num_threads). See minigrad/threads.py for why that holds 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,8 @@ STEPS = 12
 
 # The copy model's products are too small to be cut into blocks by default; these runs cut every
 # product of 2^14 multiply-adds or more, so that the worker threads do take part in the training.
-SMALL_BLOCKS = "from minigrad import threads; threads.MACS_PER_BLOCK = 2**13; "
+# ONLY_IDLE_CORES off: the workers take part even if something else keeps the cores busy meanwhile.
+SMALL_BLOCKS = "from minigrad import threads; threads.MACS_PER_BLOCK = 2**13; threads.ONLY_IDLE_CORES = False; "
 
 
 def _train(out, env=None, num_threads=None):
@@ -94,6 +96,7 @@ def test_blas_is_held_to_one_thread():
     ((700, 3000), (3000, 90)),          # rows not a multiple of the block count
 ])
 def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, monkeypatch):
+    monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)  # the workers take part, however busy the machine
     cuts = []
     monkeypatch.setattr(threads, "_run", lambda blocks, run=threads._run: cuts.append(len(blocks)) or run(blocks))
     rng = np.random.default_rng(0)
@@ -162,6 +165,7 @@ def test_row_blocked_kernels_are_bit_identical_to_unblocked_for_any_thread_count
     cuts = []
     monkeypatch.setattr(threads, "_run", lambda tasks, run=threads._run: cuts.append(len(tasks)) or run(tasks))
     monkeypatch.setattr(threads, "SHARE_ROW_BLOCKS", True)  # the blocks really run on the worker threads
+    monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)
     before = mg.get_num_threads()
     try:
         monkeypatch.setattr(threads, "ELEMENTS_PER_ROW_BLOCK", 2**62)
@@ -183,7 +187,7 @@ def test_row_blocks_depend_on_the_shape_only():
     n = threads.ELEMENTS_PER_ROW_BLOCK
     assert threads.row_blocks(4, n) == [(0, 1), (1, 2), (2, 3), (3, 4)]
     assert threads.row_blocks(3, n) == [(0, 1), (1, 3)]  # a power of two of blocks
-    assert len(threads.row_blocks(10**6, n)) == threads.MAX_BLOCKS
+    assert len(threads.row_blocks(10**6, n)) == threads.MAX_ROW_BLOCKS
     assert threads.row_blocks(0, 5) == [(0, 0)]
 
 
@@ -206,3 +210,65 @@ def test_run_rows_raises_errors_of_its_blocks_and_goes_on_working():
     finally:
         threads.SHARE_ROW_BLOCKS = shared_before
         mg.set_num_threads(before)
+
+
+def _woken_workers(monkeypatch, idle, only_idle=True, num_threads=4):
+    """How many workers _run wakes for one product cut into blocks, when idle_cores() says `idle`."""
+    monkeypatch.setattr(threads, "ONLY_IDLE_CORES", only_idle)
+    monkeypatch.setattr(threads, "idle_cores", lambda: idle)
+    woken = []
+
+    class RecordingQueue:  # the workers' queue, counting what is put on it
+        def __init__(self, queue):
+            self.queue = queue
+
+        def put(self, share):
+            woken.append(share)
+            self.queue.put(share)
+
+        def get(self):
+            return self.queue.get()
+
+    monkeypatch.setattr(threads, "_tasks", RecordingQueue(threads._tasks))
+    a = np.ones((1024, 2048), np.float32)
+    before = mg.get_num_threads()
+    try:
+        mg.set_num_threads(num_threads)
+        assert (threads.matmul(a, np.ones((2048, 1024), np.float32)) == 2048).all()  # 2^31 multiply-adds: cut
+    finally:
+        mg.set_num_threads(before)
+    return len(woken)
+
+
+def test_workers_are_woken_only_for_idle_cores(monkeypatch):
+    assert _woken_workers(monkeypatch, idle=0) == 0  # the machine is busy: the caller does every block
+    assert _woken_workers(monkeypatch, idle=1) == 1
+    assert _woken_workers(monkeypatch, idle=8) == 3  # never more than set_num_threads allows
+    assert _woken_workers(monkeypatch, idle=0, only_idle=False) == 3
+
+
+def test_idle_cores_is_what_the_machine_has_free():
+    assert 0 <= threads.idle_cores() <= threads._CORES - 1  # this thread is running
+
+
+@pytest.mark.skipif(not Path("/proc/loadavg").exists(), reason="idle_cores reads Linux's /proc/loadavg")
+def test_idle_cores_sees_other_processes_keep_the_cores_busy():
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(threads._CORES)]
+    try:
+        deadline = time.monotonic() + 10
+        while threads.idle_cores() != 0:  # they start within moments; then every core has one
+            assert time.monotonic() < deadline, "idle_cores() still sees an idle core beside busy processes"
+            time.sleep(0.05)
+        assert all(threads.idle_cores() == 0 for _ in range(20))
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+
+
+def test_idle_cores_without_proc_loadavg_counts_the_other_cores_idle(monkeypatch):
+    def unreadable(*args):
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(threads.os, "pread", unreadable)
+    assert threads.idle_cores() == threads._CORES - 1
