@@ -26,7 +26,10 @@ thread setting, replayed through minigrad's matmul: the limit the step can appro
 Each library runs in its own subprocess, one after the other, alternating over --repeats rounds;
 the reported time is the median of the per-run medians. With --parallel N, each library and size
 also runs in N identical processes started together, and each one's time is given as a slowdown
-against the same library alone (N <= the number of cores measures whether processes fight).
+against the same library alone (N <= the number of cores measures whether processes fight). For
+minigrad on more than one thread, also against minigrad alone on one thread: N processes on N cores
+have one core each at best, so that slowdown is what they lose to each other, and the first one also
+counts the cores that one process alone puts to use.
 """
 import argparse
 import json
@@ -440,8 +443,9 @@ THREADS_VARIABLE = "MINIGRAD_BENCHMARK_THREADS"
 _minigrad_threads = None  # minigrad's default
 
 
-def _env(malloc_tuning):
-    threads = {THREADS_VARIABLE: str(_minigrad_threads)} if _minigrad_threads else {}
+def _env(malloc_tuning, num_threads=None):
+    num_threads = num_threads or _minigrad_threads
+    threads = {THREADS_VARIABLE: str(num_threads)} if num_threads else {}
     return {**os.environ, **(MALLOC_TUNING if malloc_tuning else {}), **threads}
 
 
@@ -451,9 +455,9 @@ def _result(done, library):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _measure(library, size, steps, warmup, malloc_tuning=True, check_path=""):
+def _measure(library, size, steps, warmup, malloc_tuning=True, check_path="", num_threads=None):
     done = subprocess.run(_command(library, size, steps, warmup, check_path), capture_output=True, text=True,
-                          env=_env(malloc_tuning))
+                          env=_env(malloc_tuning, num_threads))
     return _result(done, library)
 
 
@@ -565,8 +569,16 @@ def main():
                 alone = float(np.median([r["median_ms"] for r in runs[lib]]))
                 together = [r["median_ms"] for r in _measure_together(lib, size, args.steps, args.warmup,
                                                                        args.parallel, tuning)]
-                print(f"{size:>6} {lib:>15} | {args.parallel} at once: " + ", ".join(f"{ms:.1f}" for ms in together)
-                      + " ms; slowdown " + ", ".join(f"{ms / alone:.2f}x" for ms in together), flush=True)
+                line = (f"{size:>6} {lib:>15} | {args.parallel} at once: " + ", ".join(f"{ms:.1f}" for ms in together)
+                        + " ms; slowdown " + ", ".join(f"{ms / alone:.2f}x" for ms in together))
+                if lib == "minigrad" and (args.threads or mg.get_num_threads()) > 1:
+                    # N processes on N cores get one core each at best: minigrad alone on one thread is
+                    # that floor, so the slowdown against it is what the processes lose to each other
+                    one = float(np.median([_measure(lib, size, args.steps, args.warmup, tuning, num_threads=1)
+                                           ["median_ms"] for _ in range(args.repeats)]))
+                    line += (f"; against alone on 1 thread ({one:.1f} ms) "
+                             + ", ".join(f"{ms / one:.2f}x" for ms in together))
+                print(line, flush=True)
 
 
 if __name__ == "__main__":

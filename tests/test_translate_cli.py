@@ -29,8 +29,8 @@ def _trained(task, steps, path, model_overrides=None):
 
 @pytest.fixture(scope="session")
 def copy_model(tmp_path_factory):
-    """(checkpoint path, trainer) of a copy model trained 1,200 steps (where the README's run reaches 100%):
-    right on (nearly) every held-out input, and sure of it."""
+    """(checkpoint path, trainer) of a copy model trained 1,200 steps: right on (nearly) every held-out
+    input, and sure of it (after 700 steps, one right answer had p = 0.73)."""
     path = str(tmp_path_factory.mktemp("translate") / "copy.npz")
     return path, _trained("copy", 1200, path)
 
