@@ -22,10 +22,10 @@ The default is one thread per core, at most 4, and workers are woken only for co
 at that moment (`idle_cores`, from the kernel's count of runnable threads): a process alone uses the
 idle cores for its large products, and processes that share the cores each keep to one, instead of
 taking turns on all of them. Idle workers sleep, so they cost nothing. Measured on the 2-core
-development machine (small training step, `python benchmarks/train_step.py --sizes small
---libraries minigrad --threads N --parallel 2`): OpenBLAS's own 2 threads 190 ms alone, but 10-56x
-slower with two processes at once; minigrad on 1 thread 222-235 ms, and two such processes at once
-1.02x that; on 2 threads 168-180 ms alone (see MACS_PER_BLOCK).
+development machine (`python benchmarks/train_step.py --sizes tiny small --libraries minigrad
+--parallel 2`; the README's Speed section has the whole run): with OpenBLAS's own 2 threads, two
+processes at once each ran 10-56x slower than alone; with minigrad's, each ran 0.93-1.00x as long as
+minigrad alone on one thread, the most a process can have when every core is taken.
 
 Row-wise kernels (softmax, ReLU, masked fill) are cut the same way, into blocks of whole rows fixed
 by the shape (`run_rows`); each row is computed by one block, so again no result depends on the
@@ -120,9 +120,9 @@ def get_num_threads():
 
 # Whether _run wakes workers only for idle cores (True), or for as many threads as it may use.
 # Measured with two identical processes on the 2-core development machine (`python
-# benchmarks/train_step.py --sizes small --libraries minigrad --parallel 2`): waking workers
-# regardless, each process's small step took 248 ms, 1.42x its time alone; the processes took turns
-# on both cores and switched threads at every product.
+# benchmarks/train_step.py --sizes small --libraries minigrad --parallel 2`, blocks of 2^23 and up
+# to 16): waking workers regardless, each process's small step took 248 ms, 1.42x its time alone
+# and slower than on one thread; the processes took turns on both cores.
 ONLY_IDLE_CORES = True
 _loadavg = None  # a file descriptor of /proc/loadavg, opened on first use
 

@@ -21,7 +21,7 @@ class Embedding(Function):
         if flat.size:
             # Sort the rows of g by id (stably: each id's rows keep their order) and add up each run
             # of one id with one np.add.reduceat. np.add.at, which adds one row at a time, took
-            # 5-10x longer (2.4 ms against 0.4 for 1536 ids of 64 in a training step).
+            # 2-6x longer (2.4 ms against 0.4 for 1536 ids among 64; 4.5 against 2.1 for 2048 among 1000).
             order = np.argsort(flat, kind="stable")
             sorted_ids = flat[order]
             starts = np.flatnonzero(np.concatenate(([True], sorted_ids[1:] != sorted_ids[:-1])))
