@@ -54,8 +54,9 @@ def glorot_init(model):
 
     An attention's in_proj_weight stacks W_Q, W_K and W_V, (3 d, d): each of the three is initialised
     as the (d, d) matrix it is (as when they were three Linear layers). Taken as one matrix, its larger
-    fan-out shrinks all three by 1/sqrt(2); measured once on the addition task, the same seed reached
-    93.9% held-out exact match after 6,000 steps that way and 98.5% this way.
+    fan-out shrinks all three by 1/sqrt(2); measured once on the addition task (seed 0, before the
+    embedding gradient's summation order changed), it reached 93.9% held-out exact match after 6,000
+    steps that way and 98.5% this way.
     """
     for name, p in model.named_parameters():
         if p.dim() < 2:
