@@ -112,3 +112,15 @@ def test_masked_fill_minus_inf_then_softmax_gives_finite_gradients():
     assert np.all(y.detach().numpy()[mask.detach().numpy()] == 0.0)
     assert np.all(x.grad.numpy()[mask.detach().numpy()] == 0.0)
     assert y.detach().numpy()[0, 2] == 1.0 and y.detach().numpy()[2, 4] == 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_row_with_one_allowed_key_gets_weight_exactly_one(dtype):
+    # the blocked kernel shifts rows by the tensor's maximum, so exp(x - c) is not 1 there: only a
+    # correctly rounded division e / e gives exactly 1 (a multiply by 1 / e missed it by an ulp)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 8, 24, 24)).astype(dtype) * 5
+    keep = np.zeros(x.shape, dtype=bool)
+    keep[..., rng.integers(0, 24)] = True
+    y = mg.tensor(x).masked_fill(mg.tensor(~keep), float("-inf")).softmax(-1).numpy()
+    assert (y[keep] == 1.0).all() and (y[~keep] == 0.0).all()
