@@ -4,7 +4,7 @@
     python benchmarks/copy_seeds.py --seeds 0 1 2 3 4 5 6 7
     python benchmarks/copy_seeds.py --task reverse
 
-Each seed runs `python -m models.cli train TASK --seed S --quiet` in its own process, one after the
+Each seed runs `python -m minigrad_models.cli train TASK --seed S --quiet` in its own process, one after the
 other (so the runs do not share the cores), and the script parses the command's own last line:
 "held-out exact match: 100.00% after 700 steps, 9.8 s". It prints one row per seed, then the median
 and the worst case of steps and seconds, and exits with status 1 if any seed missed 100%.
@@ -26,7 +26,7 @@ RESULT = re.compile(r"held-out exact match: ([\d.]+)% after (\d+) steps, ([\d.]+
 def train(task, seed, out_dir, extra=()):
     """(accuracy %, steps, seconds) of one `train` run."""
     out = os.path.join(out_dir, f"{task}-{seed}.npz")
-    command = [sys.executable, "-m", "models.cli", "train", task, "--seed", str(seed), "--quiet", "--out", out,
+    command = [sys.executable, "-m", "minigrad_models.cli", "train", task, "--seed", str(seed), "--quiet", "--out", out,
                *extra]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     match = RESULT.search(done.stdout)

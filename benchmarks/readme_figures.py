@@ -3,7 +3,7 @@
     python benchmarks/readme_figures.py                     # copy, dates, addition (about 5 minutes alone)
     python benchmarks/readme_figures.py --tasks copy
 
-Each task runs `python -m models.cli train TASK --quiet` in a fresh process, one after the other,
+Each task runs `python -m minigrad_models.cli train TASK --quiet` in a fresh process, one after the other,
 into a temporary folder, and the script prints the table's rows in Markdown from the command's
 own result line ("held-out exact match: 100.00% after 700 steps, 9.8 s") and the checkpoint's
 model configuration. Run it on a quiet machine: the seconds are wall clock.
@@ -20,7 +20,7 @@ import tempfile
 import numpy as np
 
 import minigrad as mg
-from models.training import TASKS
+from minigrad_models.training import TASKS
 
 from copy_seeds import RESULT  # beside this script, which Python puts first on sys.path
 
@@ -46,7 +46,7 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         for task in args.tasks:
             out = os.path.join(folder, f"{task}.npz")
-            done = subprocess.run([sys.executable, "-m", "models.cli", "train", task, "--quiet", "--out", out],
+            done = subprocess.run([sys.executable, "-m", "minigrad_models.cli", "train", task, "--quiet", "--out", out],
                                   capture_output=True, text=True, check=True)
             match = RESULT.search(done.stdout)
             if match is None:

@@ -88,7 +88,7 @@ def run_minigrad_model(cfg, steps, warmup, report_memory_every=0):
     import minigrad as mg
     import minigrad.nn.functional as F
     from minigrad import optim
-    from models.transformer import Seq2SeqTransformer, TransformerConfig
+    from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig
 
     mg.manual_seed(0)
     model = Seq2SeqTransformer(TransformerConfig(

@@ -665,8 +665,8 @@ assert not np.allclose(layer(x).detach().numpy(), layer(x).detach().numpy())
 # This takes a few seconds to a minute.
 
 # %%
-from models.data import BOS
-from models.training import Trainer
+from minigrad_models.data import BOS
+from minigrad_models.training import Trainer
 
 trainer = Trainer("copy", train_overrides=dict(steps=1500, eval_every=100, stop_at_accuracy=1.0))
 accuracy = trainer.run(progress=False)

@@ -22,9 +22,9 @@ import numpy as np
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn, viz
-from models.data import BOS, EOS, PAD
-from models.training import Trainer
-from models.transformer import Seq2SeqTransformer, TransformerConfig, greedy_decode
+from minigrad_models.data import BOS, EOS, PAD
+from minigrad_models.training import Trainer
+from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig, greedy_decode
 
 FOCUS = "encoder.layers.0.self_attn"  # the block drawn in full
 

@@ -1,14 +1,14 @@
 """The way out: this package's models, and the checkpoints `minigrad train` writes, on PyTorch.
 
-    from models.pytorch import load_checkpoint, transformer
+    from minigrad_models.pytorch import load_checkpoint, transformer
     model, checkpoint = load_checkpoint("runs/dates.npz")           # a torch.nn.Module, eval mode
     ids = transformer.greedy_decode(model, src, max_len, BOS, EOS)  # the same decoding code
 
 models/transformer.py and models/gpt.py are PyTorch code written against three names, `torch`, `nn`
 and `F`, which models/library.py binds to minigrad. This module imports the same two files a second
-time, as the package `models_on_pytorch` whose `library` binds those names to PyTorch: nothing is
-translated, the source that trained is the source that runs. `models.pytorch.transformer` and
-`models.pytorch.gpt` are those modules. PyTorch is imported only when one of them, or
+time, as the package `minigrad_models_on_pytorch` whose `library` binds those names to PyTorch: nothing is
+translated, the source that trained is the source that runs. `minigrad_models.pytorch.transformer` and
+`minigrad_models.pytorch.gpt` are those modules. PyTorch is imported only when one of them, or
 load_checkpoint, is first used.
 """
 import importlib
@@ -17,22 +17,22 @@ import types
 
 import numpy as np
 
-PACKAGE = "models_on_pytorch"
+PACKAGE = "minigrad_models_on_pytorch"
 MODEL_MODULES = ("transformer", "gpt")
 
 
 def _package():
-    """The package models_on_pytorch: models/ again, with models_on_pytorch.library bound to PyTorch."""
+    """The package minigrad_models_on_pytorch: models/ again, with its library bound to PyTorch."""
     if PACKAGE not in sys.modules:
         import torch
 
-        import models
+        import minigrad_models
 
         library = types.ModuleType(f"{PACKAGE}.library", "torch, nn and F bound to PyTorch")
         library.torch, library.nn, library.F = torch, torch.nn, torch.nn.functional
         library.PositionalEncoding = _positional_encoding_on(torch)
         package = types.ModuleType(PACKAGE, "the files of models/, imported with PyTorch as their library")
-        package.__path__ = list(models.__path__)  # the same directory: the same source files
+        package.__path__ = list(minigrad_models.__path__)  # the same directory: the same source files
         package.library = library
         sys.modules[f"{PACKAGE}.library"] = library
         sys.modules[PACKAGE] = package
@@ -40,7 +40,7 @@ def _package():
 
 
 def __getattr__(name):
-    """models.pytorch.transformer and models.pytorch.gpt: the model modules running on PyTorch."""
+    """minigrad_models.pytorch.transformer and models.pytorch.gpt: the model modules running on PyTorch."""
     if name in MODEL_MODULES:
         _package()
         return importlib.import_module(f"{PACKAGE}.{name}")

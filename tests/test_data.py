@@ -4,7 +4,7 @@ import datetime
 import numpy as np
 import pytest
 
-from models.data import BOS, EOS, PAD, AdditionTask, DateTask, SequenceTask, Vocab, pad_batch
+from minigrad_models.data import BOS, EOS, PAD, AdditionTask, DateTask, SequenceTask, Vocab, pad_batch
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def test_no_input_has_two_answers():
     # two formats that collide on purpose: US month/day and day/month with the same separator
     task = DateTask(n_test=10, first_year=2020, last_year=2020)
     collide = {"us": lambda d: f"{d.month}/{d.day}", "eu": lambda d: f"{d.day}/{d.month}"}
-    from models.data import dates as dates_module
+    from minigrad_models.data import dates as dates_module
 
     original = dates_module._formats
     dates_module._formats = lambda: collide

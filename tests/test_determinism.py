@@ -24,12 +24,12 @@ SMALL_BLOCKS = "from minigrad import threads; threads.MACS_PER_BLOCK = 2**13; th
 
 
 def _train(out, env=None, num_threads=None):
-    """`python -m models.cli train copy --steps STEPS --out out` in a fresh process; with
+    """`python -m minigrad_models.cli train copy --steps STEPS --out out` in a fresh process; with
     num_threads, the same after mg.set_num_threads(num_threads) and with SMALL_BLOCKS."""
-    cli = ["-m", "models.cli"]
+    cli = ["-m", "minigrad_models.cli"]
     if num_threads is not None:
         cli = ["-c", f"import sys, minigrad as mg; {SMALL_BLOCKS}mg.set_num_threads({num_threads}); "
-                     "from models.cli import main; sys.exit(main(sys.argv[1:]))"]
+                     "from minigrad_models.cli import main; sys.exit(main(sys.argv[1:]))"]
     command = [sys.executable, *cli, "train", "copy", "--steps", str(STEPS), "--seed", "3", "--quiet", "--out", str(out)]
     subprocess.run(command, check=True, cwd=ROOT, capture_output=True, env={**os.environ, **(env or {})})
     return mg.load(out)

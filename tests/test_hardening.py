@@ -172,7 +172,7 @@ def test_clear_errors_for_common_mistakes(tmp_path):
 
 
 def test_checkpoint_of_another_configuration_is_refused_and_the_model_kept(tmp_path):
-    from models.transformer import Seq2SeqTransformer, TransformerConfig
+    from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig
 
     small = Seq2SeqTransformer(TransformerConfig(10, 10, d_model=8, num_heads=2, d_ff=16))
     other = Seq2SeqTransformer(TransformerConfig(10, 12, d_model=8, num_heads=2, d_ff=32, num_decoder_layers=3))

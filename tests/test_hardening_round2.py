@@ -344,7 +344,7 @@ def test_save_refuses_what_load_would_refuse_as_too_deep(tmp_path):
     ("--seed", "-1", "must be a non-negative integer, got -1"),
 ])
 def test_every_numeric_option_is_validated_at_parse_time(tmp_path, capsys, option, value, message):
-    from models.cli import main
+    from minigrad_models.cli import main
 
     with pytest.raises(SystemExit) as exit_:
         main(["train", "copy", f"{option}={value}", "--out", str(tmp_path / "x.npz")])  # = lets -1e-3 be a value
@@ -355,7 +355,7 @@ def test_every_numeric_option_is_validated_at_parse_time(tmp_path, capsys, optio
 
 @pytest.fixture(scope="module")
 def trained_copy(tmp_path_factory):
-    from models.cli import main
+    from minigrad_models.cli import main
 
     path = str(tmp_path_factory.mktemp("cli") / "copy.npz")
     assert main(["train", "copy", "--steps", "2", "--batch-size", "4", "--out", path, "--quiet"]) == 0
@@ -363,7 +363,7 @@ def trained_copy(tmp_path_factory):
 
 
 def test_translate_and_resume_with_a_file_that_is_not_a_model_say_which_file_and_what_it_lacks(tmp_path, capsys):
-    from models.cli import main
+    from minigrad_models.cli import main
 
     path = str(tmp_path / "weights.npz")
     mg.save({"weight": mg.ones(2)}, path)
@@ -381,7 +381,7 @@ def test_translate_and_resume_with_a_file_that_is_not_a_model_say_which_file_and
 
 
 def test_resume_from_a_missing_file_is_an_error(tmp_path, capsys):
-    from models.cli import main
+    from minigrad_models.cli import main
 
     assert main(["train", "copy", "--resume", "--out", str(tmp_path / "missing.npz")]) == 1
     assert "--resume: there is no checkpoint at" in capsys.readouterr().err
@@ -389,14 +389,14 @@ def test_resume_from_a_missing_file_is_an_error(tmp_path, capsys):
 
 
 def test_resuming_a_checkpoint_of_another_task_is_refused_naming_both(trained_copy, capsys):
-    from models.cli import main
+    from minigrad_models.cli import main
 
     assert main(["train", "reverse", "--resume", "--out", trained_copy]) == 1
     assert "is a checkpoint of the 'copy' task, not of 'reverse'" in capsys.readouterr().err
 
 
 def test_a_checkpoint_whose_weights_do_not_fit_its_configuration_is_refused(trained_copy, tmp_path, capsys):
-    from models.cli import main
+    from minigrad_models.cli import main
 
     ckpt = mg.load(trained_copy)
     ckpt["model_config"]["d_ff"] = 32  # the weights say 128

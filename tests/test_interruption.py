@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.training import Trainer
+from minigrad_models.training import Trainer
 
 REPO = str(Path(__file__).resolve().parents[1])  # the child imports this checkout's minigrad and models
 TINY = dict(d_model=16, d_ff=32, num_heads=2)
@@ -27,8 +27,8 @@ STEPS, BATCH = 120, 8
 # surely arrive while it trains.
 CHILD = f"""
 import sys
-import models.training as training
-from models.cli import main
+import minigrad_models.training as training
+from minigrad_models.cli import main
 training.DEFAULT_MODELS["copy"] = {{**training.DEFAULT_MODELS["copy"], **{TINY!r}}}
 step = training.Trainer.train_step
 def announcing_step(self):
@@ -93,7 +93,7 @@ def _ctrl_c_twice():
 
 @pytest.mark.parametrize("where", ["forward", "clip_grad_norm_", "optimizer.step", "scheduler.step"])
 def test_a_second_ctrl_c_anywhere_in_a_step_leaves_a_state_that_resumes_exactly(tmp_path, monkeypatch, where):
-    import models.training as training
+    import minigrad_models.training as training
 
     settings = dict(steps=6, batch_size=8, seed=5, eval_every=0)
     straight = Trainer("copy", model_overrides=TINY, train_overrides=settings)

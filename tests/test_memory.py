@@ -7,7 +7,7 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import optim
 from minigrad.function import Function
-from models.transformer import Seq2SeqTransformer, TransformerConfig
+from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig
 
 
 def _live_nodes():

@@ -10,8 +10,8 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from models.gpt import DecoderOnlyLM, GPTConfig, generate
-from models.transformer import Seq2SeqTransformer, TransformerConfig, beam_search, greedy_decode
+from minigrad_models.gpt import DecoderOnlyLM, GPTConfig, generate
+from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig, beam_search, greedy_decode
 
 PAD, BOS, EOS = 0, 1, 2
 

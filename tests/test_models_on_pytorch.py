@@ -1,7 +1,7 @@
 """The way out: the models' source and their checkpoints on PyTorch (models/pytorch.py).
 
 A copy model trained here for a few hundred steps and a briefly trained decoder-only model are saved
-as `minigrad train` saves them; models.pytorch.load_checkpoint loads each into the same class on
+as `minigrad train` saves them; minigrad_models.pytorch.load_checkpoint loads each into the same class on
 PyTorch, built from the same source file. Both libraries must decode the same outputs, state dicts
 must move both ways with strict=True, and in float64 the logits and every gradient must agree.
 """
@@ -10,13 +10,13 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from models.data import BOS, EOS, PAD
-from models.training import Trainer, load_for_inference
-from models import gpt as mg_gpt
-from models import transformer as mg_transformer
+from minigrad_models.data import BOS, EOS, PAD
+from minigrad_models.training import Trainer, load_for_inference
+from minigrad_models import gpt as mg_gpt
+from minigrad_models import transformer as mg_transformer
 
 torch = pytest.importorskip("torch")
-from models import pytorch  # noqa: E402  (after the skip: it needs PyTorch)
+from minigrad_models import pytorch  # noqa: E402  (after the skip: it needs PyTorch)
 
 
 @pytest.fixture(scope="module")

@@ -346,7 +346,7 @@ def test_cross_entropy_matches_its_composition(reduction, label_smoothing):
 
 # ---- the decoder-only model -------------------------------------------------------------------
 def test_gpt_scales_token_embeddings_by_sqrt_d_model(monkeypatch):
-    from models.gpt import DecoderOnlyLM, GPTConfig
+    from minigrad_models.gpt import DecoderOnlyLM, GPTConfig
 
     seen = []
     add_positions = nn.PositionalEncoding.forward

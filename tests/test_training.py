@@ -6,10 +6,10 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import optim
-from models.data import BOS, EOS, PAD
-from models.gpt import DecoderOnlyLM, GPTConfig
-from models.training import Trainer
-from models.transformer import Seq2SeqTransformer, TransformerConfig
+from minigrad_models.data import BOS, EOS, PAD
+from minigrad_models.gpt import DecoderOnlyLM, GPTConfig
+from minigrad_models.training import Trainer
+from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig
 
 
 
@@ -113,7 +113,7 @@ def test_resume_continues_exactly_as_an_uninterrupted_run(tmp_path):
 
 
 def test_cli_trains_translates_and_evaluates(tmp_path, capsys):
-    from models.cli import main
+    from minigrad_models.cli import main
 
     path = str(tmp_path / "copy.npz")
     assert main(["train", "copy", "--steps", "20", "--out", path, "--quiet"]) == 0
@@ -185,7 +185,7 @@ def test_ctrl_c_saves_between_steps_and_resume_matches_an_uninterrupted_run(tmp_
 
 def test_a_checkpoint_in_the_old_layout_is_refused_with_what_to_do(tmp_path):
     """Checkpoints from before the models used PyTorch's modules (q_proj/k_proj/v_proj, feed_forward)."""
-    from models.training import load_for_inference
+    from minigrad_models.training import load_for_inference
 
     trainer = Trainer("copy", model_overrides=dict(d_model=16, d_ff=32), train_overrides=dict(steps=1))
     path = tmp_path / "old.npz"

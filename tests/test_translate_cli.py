@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from models import inference
-from models.cli import main
-from models.data import BOS, EOS, PAD, Vocab
-from models.gpt import DecoderOnlyLM, GPTConfig
-from models.training import Trainer
-from models.transformer import Seq2SeqTransformer, TransformerConfig, beam_search, greedy_decode
+from minigrad_models import inference
+from minigrad_models.cli import main
+from minigrad_models.data import BOS, EOS, PAD, Vocab
+from minigrad_models.gpt import DecoderOnlyLM, GPTConfig
+from minigrad_models.training import Trainer
+from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig, beam_search, greedy_decode
 
 CONFIDENCE_LINE = re.compile(r"^  p\(output\) = ([0-9.]+); least likely token .* p = ([0-9.]+)$", re.M)
 
@@ -140,7 +140,7 @@ def test_beam_width_is_validated(copy_model, untrained, capsys):
 
 
 def test_the_exit_status_reaches_the_shell(copy_model):
-    done = subprocess.run([sys.executable, "-m", "models.cli", "translate", "", "--checkpoint", copy_model[0]],
+    done = subprocess.run([sys.executable, "-m", "minigrad_models.cli", "translate", "", "--checkpoint", copy_model[0]],
                           capture_output=True, text=True)
     assert done.returncode == 2 and done.stdout == ""
     assert "minigrad translate: the input is empty" in done.stderr
@@ -239,7 +239,7 @@ def test_translate_flags_an_answer_that_is_no_date(answer, problem, dates_model,
     # the decoder is made to write the answer, so that the check is seen whatever the model learnt
     tgt_vocab = Vocab(list("0123456789-"))
     ids = np.array([[BOS] + tgt_vocab.encode(answer) + [EOS]])
-    monkeypatch.setattr("models.cli.greedy_decode", lambda *args, **kwargs: mg.tensor(ids))
+    monkeypatch.setattr("minigrad_models.cli.greedy_decode", lambda *args, **kwargs: mg.tensor(ids))
     status, out, err = translate(capsys, "hello world", "--checkpoint", dates_model[0])
     assert status == 0 and out.startswith(f"hello world -> {answer}\n")
     assert f"warning: 'hello world': {answer!r} is not a calendar date: {problem}" in err

@@ -9,8 +9,8 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import engine, function, nn, viz
-from models.data import BOS, EOS, PAD
-from models.transformer import Seq2SeqTransformer, TransformerConfig
+from minigrad_models.data import BOS, EOS, PAD
+from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig
 
 graphviz = pytest.importorskip("graphviz")  # the `dev` extra installs it, so CI runs every test here
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="the Graphviz program `dot` is not installed")
@@ -418,7 +418,7 @@ def test_visualize_example_makes_its_pictures(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     import runpy
 
-    from models.training import Trainer
+    from minigrad_models.training import Trainer
 
     checkpoint = tmp_path / "dates.npz"
     trainer = Trainer("dates", model_overrides=dict(d_model=16, d_ff=32, num_encoder_layers=1, num_decoder_layers=1),
