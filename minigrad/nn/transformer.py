@@ -16,13 +16,17 @@ output, `memory`, which every decoder layer receives.
 """
 import copy
 
+import numpy as np
+
 from . import functional as F
 from .attention import MultiheadAttention
 from .containers import ModuleList
-from .layers import Dropout, LayerNorm, Linear
+from .layers import GELU, Dropout, LayerNorm, Linear, ReLU
 from .masks import generate_square_subsequent_mask
 from .module import Module
 from . import init
+from ..grad_mode import is_grad_enabled
+from ..tensor import Tensor
 
 
 def _activation(activation, layer):
@@ -34,6 +38,15 @@ def _activation(activation, layer):
     if callable(activation):
         return activation
     raise ValueError(f"{layer}: activation should be 'relu', 'gelu' or a callable, not {activation!r}")
+
+
+def _relu_or_gelu(activation):
+    """PyTorch's activation_relu_or_gelu: 1 for ReLU, 2 for GELU, 0 for anything else (its fast path needs 1 or 2)."""
+    if activation is F.relu or isinstance(activation, ReLU):
+        return 1
+    if activation is F.gelu or isinstance(activation, GELU):
+        return 2
+    return 0
 
 
 def _check_device(device, layer):
@@ -59,6 +72,7 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation, "TransformerEncoderLayer")
+        self.activation_relu_or_gelu = _relu_or_gelu(self.activation)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         """src (S, B, E), (B, S, E) with batch_first, or (S, E); src_mask (S, S) or (B * nhead, S, S);
@@ -139,8 +153,24 @@ class TransformerEncoder(Module):
     """num_layers copies of encoder_layer applied in turn, then `norm` if given (pre-norm stacks need it:
     their last layer's output is not normalised otherwise).
 
-    enable_nested_tensor and mask_check are accepted for PyTorch's sake: they choose PyTorch's fast
-    inference path, which may return zeros at padded positions; minigrad always computes them.
+    Padded positions in inference, as PyTorch: with enable_nested_tensor=True (the default), PyTorch runs
+    a padded batch as a nested tensor (each sequence only its own tokens) and pads the result with 0.
+    So wherever PyTorch takes that path, this module returns exactly 0 at the padded positions of the
+    layers' output, and `norm`, if given, is applied afterwards (a LayerNorm turns those zeros into its
+    bias). The unpadded positions are unchanged: attention ignores padded keys either way. PyTorch takes
+    the path only when all of these hold (`_nested_path_mask` checks them at each call):
+      - when built: enable_nested_tensor; encoder_layer is a TransformerEncoderLayer with batch_first=True,
+        norm_first=False, bias=True, an even nhead, ReLU or GELU activation, and norm1.eps == norm2.eps
+        (the result is kept in `use_nested_tensor`, as PyTorch keeps it);
+      - at each call: layers[0] is in eval mode, src is batched (B, S, E), src_key_padding_mask is given
+        and `mask` is not, and autograd is not recording (grad mode off, e.g. under mg.no_grad(), or
+        neither src nor layers[0]'s weights require grad);
+      - mask_check=True (the default): every row of the padding mask is left-aligned (its tokens first,
+        then its padding). With mask_check=False PyTorch skips that check and assumes it: a row with n
+        unpadded positions is read as its first n tokens, wherever the padding was; so does minigrad.
+    A float padding mask counts as padding wherever it is not 0; is_causal is not applied on this path
+    (PyTorch's takes it as a hint about `mask`, which this path requires to be None). Elsewhere (training,
+    gradients, enable_nested_tensor=False, ...) the padded positions hold the layers' output, as in PyTorch.
     """
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
@@ -149,13 +179,64 @@ class TransformerEncoder(Module):
         self.num_layers = num_layers
         self.norm = norm
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
+        # PyTorch decides once, here, whether the layer allows its nested-tensor path at all
+        self.use_nested_tensor = bool(enable_nested_tensor) and _layer_allows_nested_path(encoder_layer)
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        padded = self._nested_path_mask(src, mask, src_key_padding_mask)
+        if padded is not None:  # PyTorch's nested-tensor path: see the class docstring
+            output = src
+            for layer in self.layers:
+                output = layer(output, src_key_padding_mask=padded)
+            output = output.masked_fill(Tensor._make(padded[:, :, None]), 0.0)  # (B, S, 1): whole token vectors
+            return self.norm(output) if self.norm is not None else output
         output = src
         for layer in self.layers:
             output = layer(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                            is_causal=bool(is_causal))
         return self.norm(output) if self.norm is not None else output
+
+    def _nested_path_mask(self, src, mask, src_key_padding_mask):
+        """The (B, S) bool mask, True at padding, of PyTorch's nested-tensor path; None when PyTorch would
+        not take that path."""
+        first = self.layers[0]
+        if (not self.use_nested_tensor or first.training or not _fastpath_enabled() or mask is not None
+                or src_key_padding_mask is None or not isinstance(src, Tensor) or src.ndim != 3):
+            return None
+        if is_grad_enabled() and any(t is not None and t.requires_grad for t in _fast_path_tensors(src, first)):
+            return None
+        keys = src_key_padding_mask._array if isinstance(src_key_padding_mask, Tensor) else np.asarray(src_key_padding_mask)
+        if keys.shape != src.shape[:2] or keys.dtype.kind not in "bf":
+            return None  # not a padding mask for src: the layers report it
+        padding = keys.astype(bool)  # bool True, or a float other than 0 (-inf), is padding
+        n_tokens = (~padding).sum(axis=1)
+        left_aligned = np.arange(src.shape[1])[None, :] >= n_tokens[:, None]  # each row: its tokens, then padding
+        if self.mask_check and not np.array_equal(padding, left_aligned):
+            return None
+        return left_aligned
+
+
+def _layer_allows_nested_path(layer):
+    """The conditions PyTorch's TransformerEncoder checks once, when it is built (see its docstring)."""
+    attn = getattr(layer, "self_attn", None)
+    return (isinstance(layer, TransformerEncoderLayer) and not layer.norm_first and attn.batch_first
+            and attn._qkv_same_embed_dim and attn.in_proj_bias is not None and layer.activation_relu_or_gelu != 0
+            and layer.norm1.eps == layer.norm2.eps and attn.num_heads % 2 == 0)
+
+
+def _fast_path_tensors(src, layer):
+    """The tensors whose requires_grad (in grad mode) rules PyTorch's fast path out: src and layers[0]'s weights."""
+    attn = layer.self_attn
+    return (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
+            layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias,
+            layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias)
+
+
+def _fastpath_enabled():
+    """PyTorch's torch.backends.mha.get_fastpath_enabled(), where minigrad offers that flag (on otherwise)."""
+    import minigrad
+    mha = getattr(getattr(minigrad, "backends", None), "mha", None)
+    return bool(mha.get_fastpath_enabled()) if hasattr(mha, "get_fastpath_enabled") else True
 
 
 class TransformerDecoder(Module):
