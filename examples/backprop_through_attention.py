@@ -390,16 +390,14 @@ graph
 # ellipses are parameters, grey the input `X`. Arrows follow the forward pass; backward walks them the
 # other way. The extra `Transpose` after `k_proj` makes `Kᵀ`. `X` has four outgoing arrows: four
 # gradients meet there. The check below computes the four pieces separately and adds them up.
+#
+# (Drawing needs the Graphviz program `dot`, which pip cannot install. Without it the cell above shows
+# a note saying how to install it, and `graph.source` still holds the graph as text.)
 
 # %%
-import shutil
-
-if shutil.which("dot"):  # rendering needs the Graphviz program `dot`
-    svg = graph.pipe(format="svg").decode()
-    assert all(op in svg for op in ("MatMul", "Softmax", "MaskedFill", "Linear", "q_proj.weight"))
-else:
-    print("the Graphviz program `dot` is not installed, so the graph cannot be drawn; its DOT source:")
-    print(graph.source)
+# the drawn picture where `dot` is installed, else the DOT text it would be drawn from: the same labels
+drawn = graph.pipe(format="svg").decode() if viz.dot_installed() else graph.source
+assert all(op in drawn for op in ("MatMul", "Softmax", "MaskedFill", "Linear", "q_proj.weight"))
 
 X_again = X.detach().requires_grad_()
 q, k, v = block.q_proj(X_again), block.k_proj(X_again), block.v_proj(X_again)

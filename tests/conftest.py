@@ -1,4 +1,7 @@
 """Fixtures shared by the test files."""
+import os
+import shutil
+
 import pytest
 
 try:  # PyTorch, where installed, serves as the oracle: one thread, so parallel runs do not fight
@@ -8,6 +11,23 @@ except ImportError:
     torch = None
 
 import minigrad as mg
+
+
+@pytest.fixture
+def without_dot(tmp_path_factory, monkeypatch):
+    """PATH as on a fresh machine without the Graphviz program `dot` (pip cannot install it), here and in
+    the subprocesses and kernels a test starts; every other program on PATH stays reachable."""
+    folders = []
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if folder and any(os.path.exists(os.path.join(folder, name)) for name in ("dot", "dot.exe")):
+            stand_in = tmp_path_factory.mktemp("path_without_dot")  # the folder's other programs, linked
+            for entry in os.listdir(folder):
+                if entry not in ("dot", "dot.exe"):
+                    os.symlink(os.path.join(folder, entry), stand_in / entry)
+            folder = str(stand_in)
+        folders.append(folder)
+    monkeypatch.setenv("PATH", os.pathsep.join(folders))
+    assert shutil.which("dot") is None
 
 
 @pytest.fixture

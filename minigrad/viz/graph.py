@@ -23,7 +23,15 @@ every module nested deeper than that as one node. The walk is the engine's own i
 
 Backward frees the graph unless it is called with retain_graph=True; draw before backward, or after
 `backward(retain_graph=True)`.
+
+Building the graph needs only the graphviz Python package; drawing it needs the Graphviz program `dot`,
+which pip cannot install. Without `dot`, a notebook shows the graph as a short note (its size and how to
+install Graphviz) instead of failing, `graph.source` is still the DOT text, and `render`/`pipe` raise
+graphviz.ExecutableNotFound with the same advice. `viz.dot_installed()` says whether `dot` is there.
 """
+import functools
+import shutil
+
 from .. import engine
 from ..nn.module import Module
 from .trace import norm
@@ -37,6 +45,17 @@ _COLLAPSED = dict(shape="box3d", style="filled", fillcolor="#fff2cc")
 _CLUSTER = dict(style="rounded", color="#808080", fontcolor="#404040", labeljust="l", fontsize="10")
 
 
+INSTALL_GRAPHVIZ = ("install Graphviz with your system's package manager (`apt install graphviz`, "
+                    "`brew install graphviz`, `conda install graphviz`; https://graphviz.org/download/)")
+CANNOT_DRAW = (f"drawing a graph needs the Graphviz program `dot`, which is not installed: {INSTALL_GRAPHVIZ}; "
+               "the graph's .source is its DOT text")
+
+
+def dot_installed():
+    """Whether the Graphviz program `dot`, which draws the graphs, is on PATH (pip cannot install it)."""
+    return shutil.which("dot") is not None
+
+
 def _graphviz():
     try:
         import graphviz
@@ -48,8 +67,54 @@ def _graphviz():
     return graphviz
 
 
+@functools.lru_cache(maxsize=None)
+def _graph_classes():
+    """(ComputationGraph, GraphvizNotInstalled), defined on first use: graphviz is an optional extra."""
+    graphviz = _graphviz()
+
+    class GraphvizNotInstalled(graphviz.ExecutableNotFound):
+        """Drawing a graph needs the Graphviz program `dot`, and it is not on PATH."""
+
+        def __init__(self, message):
+            RuntimeError.__init__(self, message)  # graphviz's own __init__ formats a fixed text
+
+    class ComputationGraph(graphviz.Digraph):
+        """The graphviz.Digraph that draw_graph returns: one that still displays where `dot` is missing."""
+
+        n_nodes = n_edges = 0  # set by draw_graph: what the picture would hold
+
+        def summary(self):
+            return f"computation graph: {_count(self.n_nodes, 'node')}, {_count(self.n_edges, 'edge')}"
+
+        def __repr__(self):
+            return f"<{self.summary()}>"
+
+        def pipe(self, *args, **kwargs):  # Jupyter's display pipes too
+            try:
+                return super().pipe(*args, **kwargs)
+            except graphviz.ExecutableNotFound as error:
+                raise GraphvizNotInstalled(CANNOT_DRAW) from error
+
+        def render(self, *args, **kwargs):
+            try:
+                return super().render(*args, **kwargs)
+            except graphviz.ExecutableNotFound as error:
+                raise GraphvizNotInstalled(CANNOT_DRAW) from error
+
+        def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
+            """Jupyter shows the SVG; without `dot`, a note instead of a traceback in the notebook."""
+            try:
+                return super()._repr_mimebundle_(include, exclude, **kwargs)
+            except graphviz.ExecutableNotFound:
+                return {"text/plain": f"{self.summary()}, not drawn: the Graphviz program `dot` is not "
+                                      f"installed; {INSTALL_GRAPHVIZ}. print(graph.source) shows it as DOT text"}
+
+    return ComputationGraph, GraphvizNotInstalled
+
+
 def draw_graph(tensor, model=None, collapse=(), max_depth=None, show_grad=True, rankdir="TB"):
-    """The computation graph that produced `tensor`, as a graphviz.Digraph.
+    """The computation graph that produced `tensor`, as a graphviz.Digraph (which displays a note
+    instead of the picture where the Graphviz program `dot` is missing).
 
     model:      a Module: names parameters by their path, and labels module boxes with their class.
     collapse:   modules to draw as one node each: dotted paths ("encoder.layers.1"), Module
@@ -170,7 +235,8 @@ def draw_graph(tensor, model=None, collapse=(), max_depth=None, show_grad=True, 
     for path in placed:
         parts = path.split(".") if path else []
         cluster_paths.update(".".join(parts[:d]) for d in range(1, len(parts) + 1))
-    graph = graphviz.Digraph(
+    ComputationGraph, _ = _graph_classes()
+    graph = ComputationGraph(
         "minigrad", graph_attr=dict(rankdir=rankdir, fontname="Helvetica", nodesep="0.25", ranksep="0.3"),
         node_attr=dict(fontname="Helvetica", fontsize="10", height="0.3"), edge_attr=dict(arrowsize="0.6"),
     )
@@ -191,6 +257,7 @@ def draw_graph(tensor, model=None, collapse=(), max_depth=None, show_grad=True, 
         (clusters[parent] if parent else graph).subgraph(clusters[path])
     for tail, head in edges:
         graph.edge(tail, head)
+    graph.n_nodes, graph.n_edges = sum(len(nodes) for nodes in placed.values()), len(edges)
     return graph
 
 
