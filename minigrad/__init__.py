@@ -16,10 +16,11 @@ from .creation import (
 from .creation import (  # PyTorch's legacy constructors: mg.LongTensor([1, 2]), x.type(mg.FloatTensor)
     BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
 )
-from .device import cuda, device
+from .device import device
 from .dtype import (
     float16, float32, float64, int8, int16, int32, int64, uint8, get_default_dtype, set_default_dtype,
 )
+from .dtype import bfloat16  # a name only: NumPy has no bfloat16, so making a tensor of it is refused
 from .dtype import bool_ as bool  # noqa: A001  (PyTorch's name: mg.bool)
 from .anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .errors import ShapeError
@@ -37,9 +38,21 @@ from .ops import (  # the wider torch.* surface: tests/test_ops_torch_surface.py
     roll, rsqrt, scatter, scatter_add, sin, sort, std, topk, unbind,
 )
 from .random import manual_seed, multinomial
+from .random import (  # Generator objects and the default generator's state, as torch.*
+    Generator, get_rng_state, initial_seed, seed, set_rng_state,
+)
+from .random import default_generator_object as default_generator
 from .threads import get_num_threads, set_num_threads
 from .serialization import CheckpointError, load, save
 from . import autograd, nn, optim, utils
+# What PyTorch training code touches besides the math (each module says what it does on minigrad):
+from . import amp, backends, compiler, cpu, cuda, jit, onnx
+from .amp import autocast, is_autocast_enabled
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision
+from .compiler import compile  # noqa: A004  (returns the model or function unchanged)
+from . import import_alias
+
+import_alias.install()  # `sys.modules["torch"] = minigrad`, then `import torch.nn` gives minigrad.nn itself
 from .tensor import Tensor
 
 float = float32  # noqa: A001  (PyTorch's aliases)

@@ -191,7 +191,7 @@ def randn(*size, generator=None, out=None, dtype=None, device=None, requires_gra
     """Standard normal draws from minigrad's seeded generator."""
     _refuse_out(out, "randn")
     check_device(device, "randn")
-    rng = generator or _random.default_generator()
+    rng = _random.numpy_generator(generator, "randn")
     dt = _float_dtype(dtype)
     return _new(rng.standard_normal(_shape(size, "randn"), dtype=dt), requires_grad)
 
@@ -200,7 +200,7 @@ def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad
     """Uniform draws on [0, 1) from minigrad's seeded generator."""
     _refuse_out(out, "rand")
     check_device(device, "rand")
-    rng = generator or _random.default_generator()
+    rng = _random.numpy_generator(generator, "rand")
     dt = _float_dtype(dtype)
     return _new(rng.random(_shape(size, "rand"), dtype=dt), requires_grad)
 
@@ -216,7 +216,7 @@ def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, 
     shape = _shape((size,), "randint")
     if not low < high:
         raise ValueError(f"randint: low must be less than high, got low={low} >= high={high}")
-    rng = generator or _random.default_generator()
+    rng = _random.numpy_generator(generator, "randint")
     dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
     return _new(rng.integers(low, high, size=shape).astype(dt, copy=False), requires_grad)
 
@@ -226,7 +226,7 @@ def randperm(n, *, generator=None, out=None, dtype=_dtype.int64, device=None, re
     _refuse_out(out, "randperm")
     check_device(device, "randperm")
     _shape((n,), "randperm")
-    rng = generator or _random.default_generator()
+    rng = _random.numpy_generator(generator, "randperm")
     return _new(rng.permutation(int(n)).astype(_dtype.to_dtype(dtype)), requires_grad)
 
 

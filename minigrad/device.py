@@ -1,10 +1,10 @@
 """Devices: minigrad runs on the CPU, and only there.
 
-PyTorch code names devices everywhere (`torch.zeros(3, device="cpu")`, `x.to(device)`,
-`torch.cuda.is_available()`), so minigrad understands the names: a `device` object can name any
+PyTorch code names devices everywhere (`torch.zeros(3, device="cpu")`, `x.to(device)`), so
+minigrad understands the names: a `device` object can name any
 device type PyTorch knows, as in PyTorch, but a tensor can only be put on the CPU. Every creation
 function and `Tensor.to` pass their `device=` argument through `check_device`, the one place that
-says so.
+says so. (`torch.cuda.is_available()` and its neighbours are in minigrad/cuda/.)
 """
 
 # The device types PyTorch accepts in a device string (a misspelt one is an error, as there).
@@ -65,24 +65,3 @@ def check_device(requested, op):
             "use device='cpu' (or leave device out)"
         )
     return CPU
-
-
-class _Cuda:
-    """mg.cuda: what `torch.cuda` says on a machine without a GPU, so `if torch.cuda.is_available()` works."""
-
-    @staticmethod
-    def is_available():
-        return False
-
-    @staticmethod
-    def device_count():
-        return 0
-
-    @staticmethod
-    def manual_seed(seed):
-        """Nothing to seed: PyTorch, too, ignores this call when there is no GPU."""
-
-    manual_seed_all = manual_seed
-
-
-cuda = _Cuda()

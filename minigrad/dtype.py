@@ -11,6 +11,38 @@ int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
 
+
+
+class _AbsentDtype:
+    """A PyTorch dtype that NumPy, and so minigrad, cannot hold: a name that code can mention and compare
+    (`dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32`), and a clear error
+    where a tensor would have to be made of it (to_dtype below)."""
+
+    __slots__ = ("name", "itemsize", "advice")
+    is_floating_point, is_complex, is_signed = True, False, True
+
+    def __init__(self, name, itemsize, advice):
+        self.name, self.itemsize, self.advice = name, itemsize, advice
+
+    def __repr__(self):
+        return f"minigrad.{self.name}"
+
+    def __reduce__(self):  # pickles as the one object, like the dtypes NumPy has
+        return (_absent_dtype, (self.name,))
+
+
+bfloat16 = _AbsentDtype(
+    "bfloat16", 2,
+    "NumPy has no bfloat16, so minigrad has none either; use float32 (the default) or float64, "
+    "or float16 where half-precision storage is the point",
+)
+_ABSENT = {"bfloat16": bfloat16}
+
+
+def _absent_dtype(name):
+    return _ABSENT[name]
+
+
 _default_float = float32
 
 
@@ -22,6 +54,8 @@ def get_default_dtype():
 def set_default_dtype(dtype):
     """Set the dtype of new floating point tensors; only float32 and float64 are allowed."""
     global _default_float
+    if isinstance(dtype, _AbsentDtype):
+        raise TypeError(f"set_default_dtype: {dtype!r} cannot be the default: {dtype.advice}")
     dtype = to_dtype(dtype)
     if dtype not in (float32, float64):
         raise TypeError(f"set_default_dtype: only float32 or float64 can be the default, got {dtype}")
@@ -31,6 +65,9 @@ def set_default_dtype(dtype):
 def to_dtype(dtype):
     """Normalise anything NumPy understands as a dtype (np.float32, 'float64', mg.int64) to np.dtype;
     refuse those a tensor cannot hold (complex, object, strings, ...), naming them."""
+    absent = dtype if isinstance(dtype, _AbsentDtype) else _ABSENT.get(dtype) if isinstance(dtype, str) else None
+    if absent is not None:
+        raise TypeError(f"dtype {absent!r} is not supported: {absent.advice}")
     try:
         parsed = np.dtype(dtype)
     except TypeError:

@@ -27,3 +27,4 @@ from .transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
 from . import utils
+from . import modules  # PyTorch's paths: torch.nn.modules.linear.Linear is nn.Linear

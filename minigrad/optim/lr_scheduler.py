@@ -15,6 +15,7 @@ PyTorch's numbers to the last bit; `_closed_form_lr` gives the same values from 
     ExponentialLR       base_lr * gamma ** epoch
     LinearLR            base_lr * (start + (end - start) * min(epoch, total_iters) / total_iters)
     CosineAnnealingLR   eta_min + (base_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2
+    CosineAnnealingWarmRestarts  the same cosine over periods T_0, T_0 * T_mult, ..., restarting at base_lr
     OneCycleLR          warm up to max_lr, then anneal to max_lr / (div_factor * final_div_factor)
     SequentialLR        one schedule after another, switching at the milestones
     ReduceLROnPlateau   lr * factor when a metric stops improving for `patience` epochs
@@ -303,6 +304,59 @@ class CosineAnnealingLR(LRScheduler):
     def _closed_form_lr(self):
         return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR (Loshchilov & Hutter 2016): cosine annealing from base_lr to eta_min over T_i steps, then a
+    restart at base_lr; the first period has T_0 steps and each next one T_mult times as many.
+
+        lr = eta_min + (base_lr - eta_min) (1 + cos(pi T_cur / T_i)) / 2,  T_cur = steps since the restart
+
+    `step(epoch)` with a float epoch (`scheduler.step(epoch + i / iters)`, once per batch) places the
+    schedule at that point directly, as PyTorch does.
+    """
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if isinstance(T_0, bool) or not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"CosineAnnealingWarmRestarts: expected a positive integer T_0, got {T_0!r}")
+        if isinstance(T_mult, bool) or not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"CosineAnnealingWarmRestarts: expected an integer T_mult >= 1, got {T_mult!r}")
+        if isinstance(eta_min, bool) or not isinstance(eta_min, (int, float)):
+            raise ValueError(f"CosineAnnealingWarmRestarts: expected a float or int eta_min, got {eta_min!r}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None):
+        self._step_count += 1
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:  # one step on: a restart when the period is over
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur %= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"CosineAnnealingWarmRestarts: expected a non-negative epoch, got {epoch}")
+        elif epoch < self.T_0:  # still in the first period
+            self.T_i, self.T_cur = self.T_0, epoch
+        elif self.T_mult == 1:  # periods of T_0 steps each
+            self.T_cur = epoch % self.T_0
+        else:
+            # periods T_0, T_0 m, T_0 m^2, ...: period n starts at T_0 (m^n - 1) / (m - 1), so n is the
+            # floor of log_m(epoch (m - 1) / T_0 + 1) (computed in floating point, as PyTorch does)
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult ** n
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = float(lr)
+        self._last_lr = self._group_lrs()
 
 
 def _per_group(name, optimizer, value):

@@ -1,17 +1,21 @@
 """minigrad.utils.data: datasets, samplers and the DataLoader, with PyTorch's names and semantics.
 
     dataset.py     Dataset, TensorDataset, Subset, random_split
-    sampler.py     SequentialSampler, RandomSampler, BatchSampler (the order in which samples are read)
+    sampler.py     SequentialSampler, RandomSampler, WeightedRandomSampler, SubsetRandomSampler, BatchSampler
+                   (the order in which samples are read)
     dataloader.py  DataLoader, default_collate (samples -> batches)
 
-Everything random draws from minigrad's generator, so `mg.manual_seed(s)` fixes the shuffling.
+Everything random draws from minigrad's default generator, so `mg.manual_seed(s)` fixes the shuffling,
+or from the `generator=` given (a minigrad.Generator, as PyTorch's torch.Generator).
 Loading happens in the main process: num_workers must be 0.
 """
 from .dataloader import DataLoader, default_collate, default_convert
 from .dataset import Dataset, Subset, TensorDataset, random_split
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+from .sampler import (
+    BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler,
+)
 
 __all__ = [
     "Dataset", "TensorDataset", "Subset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
-    "SubsetRandomSampler", "BatchSampler", "DataLoader", "default_collate", "default_convert",
+    "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DataLoader", "default_collate", "default_convert",
 ]

@@ -70,7 +70,7 @@ def random_split(dataset, lengths, generator=None):
         raise ValueError(f"random_split: lengths must be non-negative integers or fractions summing to 1, got {lengths}")
     if sum(lengths) != n:
         raise ValueError(f"random_split: the lengths {lengths} sum to {sum(lengths)}, but the dataset has {n} samples")
-    rng = generator if generator is not None else _random.default_generator()
+    rng = _random.numpy_generator(generator, "random_split")
     order = rng.permutation(n).tolist()
     splits, start = [], 0
     for k in lengths:

@@ -1,0 +1,21 @@
+"""PyTorch's `torch.nn.modules.<file>.<Class>` paths, for code that imports from them.
+
+PyTorch defines its layers in files under torch/nn/modules/ (linear.py, activation.py, ...), and
+code written for it sometimes names those paths: `from torch.nn.modules.activation import
+MultiheadAttention`, `isinstance(m, torch.nn.modules.linear.Linear)`. minigrad keeps its layers
+where its own layout puts them (minigrad/nn/layers.py, attention.py, ...); each file here only
+re-exports them under PyTorch's file name, so both paths give the same class object.
+"""
+from . import activation, container, dropout, flatten, linear, loss, module, normalization, sparse, transformer
+from .activation import GELU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .dropout import Dropout
+from .flatten import Flatten
+from .linear import Identity, Linear
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
+from .module import Module
+from .normalization import LayerNorm
+from .sparse import Embedding
+from .transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)

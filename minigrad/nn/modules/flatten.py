@@ -1,0 +1,4 @@
+"""torch.nn.modules.flatten: Flatten (minigrad/nn/layers.py)."""
+from ..layers import Flatten
+
+__all__ = ["Flatten"]

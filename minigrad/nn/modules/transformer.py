@@ -1,0 +1,7 @@
+"""torch.nn.modules.transformer: the Transformer modules (minigrad/nn/transformer.py)."""
+from ..transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
+
+__all__ = ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+           "TransformerEncoderLayer"]
