@@ -306,7 +306,8 @@ def test_repeat_tiles_and_expand_broadcasts():
     np.testing.assert_array_equal(
         grad_of(lambda x: x.repeat(2, 1, 1), leaf(np.zeros((1, 2))), [[[1.0, 2.0]], [[4.0, 8.0]]]), [[5.0, 10.0]])
     np.testing.assert_array_equal(
-        grad_of(lambda x: x.expand(2, 3), leaf(np.zeros((2, 1))), [[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]]), [[7.0], [56.0]])
+        grad_of(lambda x: x.expand(2, 3), leaf(np.zeros((2, 1))), [[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]]),
+        [[7.0], [56.0]])
     np.testing.assert_array_equal(
         grad_of(lambda x: x.expand(2, 3), leaf(np.zeros(3)), [[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]]), [9.0, 18.0, 36.0])
 
@@ -358,7 +359,8 @@ def test_weighted_nll_loss_known_values():
     assert nn.NLLLoss(weight=w, ignore_index=1)(logp, mg.tensor(TARGET)).item() == pytest.approx(kept / 6.2, rel=1e-14)
     # (N, C, d) input: the same rows, laid out along a trailing dim
     spatial = mg.tensor(LOGITS.reshape(2, 2, 3).transpose(0, 2, 1))  # (2, 3, 2): sample n, class c, position d
-    assert F.nll_loss(spatial, mg.tensor(TARGET.reshape(2, 2)), weight=w).item() == pytest.approx(picked / 7.2, rel=1e-14)
+    spatial_loss = F.nll_loss(spatial, mg.tensor(TARGET.reshape(2, 2)), weight=w)
+    assert spatial_loss.item() == pytest.approx(picked / 7.2, rel=1e-14)
 
 
 def test_weighted_nll_loss_gradient_known_values():
@@ -534,7 +536,8 @@ def test_other_schedules_at_their_boundary_steps():
     np.testing.assert_allclose(lrs(lambda o: lr_scheduler.ExponentialLR(o, gamma=0.5), 3),
                                [0.1, 0.05, 0.025, 0.0125], rtol=1e-12)
     # warm-up: LinearLR for 2 steps, then StepLR from its own step 0
-    np.testing.assert_allclose(
-        lrs(lambda o: lr_scheduler.SequentialLR(o, [lr_scheduler.LinearLR(o, start_factor=0.5, total_iters=2),
-                                                    lr_scheduler.StepLR(o, step_size=2, gamma=0.1)], milestones=[2]), 5),
-        [0.05, 0.075, 0.1, 0.1, 0.01, 0.01], rtol=1e-12)
+    def warm_up_then_steps(o):
+        return lr_scheduler.SequentialLR(o, [lr_scheduler.LinearLR(o, start_factor=0.5, total_iters=2),
+                                             lr_scheduler.StepLR(o, step_size=2, gamma=0.1)], milestones=[2])
+
+    np.testing.assert_allclose(lrs(warm_up_then_steps, 5), [0.05, 0.075, 0.1, 0.1, 0.01, 0.01], rtol=1e-12)

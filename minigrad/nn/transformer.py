@@ -205,7 +205,8 @@ class TransformerEncoder(Module):
             return None
         if is_grad_enabled() and any(t is not None and t.requires_grad for t in _fast_path_tensors(src, first)):
             return None
-        keys = src_key_padding_mask._array if isinstance(src_key_padding_mask, Tensor) else np.asarray(src_key_padding_mask)
+        keys = src_key_padding_mask
+        keys = keys._array if isinstance(keys, Tensor) else np.asarray(keys)
         if keys.shape != src.shape[:2] or keys.dtype.kind not in "bf":
             return None  # not a padding mask for src: the layers report it
         padding = keys.astype(bool)  # bool True, or a float other than 0 (-inf), is padding
