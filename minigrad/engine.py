@@ -32,11 +32,36 @@ def topological_order(root):
         visited.add(id(tensor))
         stack.append((tensor, True))
         if tensor.grad_fn is not None:
-            for parent in tensor.grad_fn.parents:
+            for parent in recorded_parents(tensor.grad_fn):
                 if parent is not None and id(parent) not in visited:
                     stack.append((parent, False))
     order.reverse()
     return order
+
+
+def recorded_parents(node):
+    """node.parents as they were when node was recorded.
+
+    A parent changed since by an in-place op in the graph (y.mul_(2) on a y computed from x) now
+    carries the in-place op's history, and a snapshot of its old value and history stands in for it
+    (Tensor._take_history). A node recorded before that op used the old value, so its gradient goes
+    to the snapshot. The substitution is done once, in node.parents itself, so the backward walk and
+    everything else that reads node.parents agree.
+    """
+    parents = node.parents
+    if any(p is not None and p._rebased is not None for p in parents):
+        node.parents = tuple(_as_recorded(p, node._seq) for p in parents)
+    return node.parents
+
+
+def _as_recorded(tensor, seq):
+    """The tensor (or snapshot of it) that stood for `tensor` when the node numbered `seq` was made."""
+    if tensor is None or tensor._rebased is None:
+        return tensor
+    for when, old in tensor._rebased:  # in the order of the in-place changes
+        if seq < when:
+            return old
+    return tensor
 
 
 def sum_to_shape(grad, shape, op_name="backward"):
@@ -130,7 +155,7 @@ def backward(root, gradient, retain_graph=False):
             continue
         if node.freed:
             raise RuntimeError(
-                f"Trying to backward through the graph a second time (through {node.name}): its saved "
+                f"Trying to backward through the graph a second time (through {node.name()}): its saved "
                 "values were freed after the first backward. Pass retain_graph=True to the first "
                 "backward() if you need to call it again."
             )
@@ -157,7 +182,7 @@ def backward(root, gradient, retain_graph=False):
             input_grads = (input_grads,)
         if len(input_grads) != len(node.parents):
             raise RuntimeError(
-                f"{node.name}.backward returned {len(input_grads)} gradients, "
+                f"{node.op_name}.backward returned {len(input_grads)} gradients, "
                 f"but forward had {len(node.parents)} inputs"
             )
         if checking:
@@ -170,7 +195,7 @@ def backward(root, gradient, retain_graph=False):
             if type(parent_grad) is not np.ndarray:
                 parent_grad = np.asarray(parent_grad)
             if parent_grad.shape != parent._array.shape:
-                parent_grad = sum_to_shape(parent_grad, parent._array.shape, node.name + ".backward")
+                parent_grad = sum_to_shape(parent_grad, parent._array.shape, node.op_name + ".backward")
             if parent_grad.dtype != parent._array.dtype:
                 parent_grad = parent_grad.astype(parent._array.dtype)
             key = id(parent)

@@ -7,3 +7,8 @@ RuntimeError (what PyTorch raises for shape mismatches), so code written against
 
 class ShapeError(ValueError, RuntimeError):
     """Shapes that an operation cannot combine; the message names the operation and the shapes."""
+
+
+class DtypeError(TypeError, RuntimeError):
+    """A value whose dtype an operation cannot take (int_tensor += 0.5): RuntimeError as in PyTorch,
+    and TypeError, the Python convention for a value of the wrong type."""

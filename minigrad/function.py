@@ -25,6 +25,7 @@ A gradient may have the broadcast shape of the op: the engine sums it back to th
 
 The Function instance itself is the `ctx` and becomes the output's `grad_fn`: the node of the graph.
 """
+import itertools
 import weakref
 
 import numpy as np
@@ -36,6 +37,32 @@ from .tensor import Tensor
 # blame the op's inputs); None otherwise, so recording costs one check per recorded op when it is off.
 _recorder = None
 
+# Every node gets the next number when it is made: an in-place op in the graph takes one too, so the
+# engine can tell the nodes recorded before it (which saw the old value) from those after (engine.py).
+_sequence = itertools.count(1)
+
+
+def next_sequence_number():
+    return next(_sequence)
+
+
+def node_class(cls):
+    """The class of cls's graph nodes: a subclass named as PyTorch names its nodes (ExpBackward0).
+
+    type(t.grad_fn).__name__ and t.grad_fn.name() then read as in PyTorch, while the op itself keeps
+    its own short name (Exp) in minigrad/ops/, where forward and backward are written.
+    """
+    made = cls.__dict__.get("_node_class")
+    if made is None:
+        if cls.__module__.startswith("minigrad."):  # a built-in op: PyTorch's name, or ours + Backward0
+            name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward0"
+        else:  # a user's own array-level op, named as PyTorch names a custom Function's node
+            name = f"{cls.__name__}Backward"
+        made = type(name, (cls,), {"__module__": cls.__module__, "__qualname__": name, "op_class": cls})
+        made._node_class = made  # its own node class: apply on it makes no third level
+        cls._node_class = made
+    return made
+
 
 class Function:
     # In-place safety: (tensor, its version when saved) for each input whose array forward saved,
@@ -44,19 +71,30 @@ class Function:
     _inputs = None
     _saved_versions = ()
     _saved_output = None
+    # An op whose output may be a view of its first input (reshape, transpose, x[1:], ...): the output
+    # then shares that input's storage and version counter, and backward checks the input is unchanged.
+    returns_view = False
+    _viewed = None  # the input this node's output is a view of (see _become_view)
+    op_class = None  # on a node class (node_class): the op it records
 
     def __init__(self):
         self.parents = ()            # the Tensor inputs that need a gradient (None elsewhere)
         self.needs_input_grad = ()   # one bool per positional input, as in PyTorch
         self.saved_tensors = ()
         self.freed = False           # set once backward ran without retain_graph
+        self._seq = next(_sequence)  # when this node was made (see _sequence)
 
-    @property
     def name(self):
+        """PyTorch's name of this node: ExpBackward0 for exp (custom Functions: CubeBackward)."""
         return type(self).__name__
 
+    @property
+    def op_name(self):
+        """The op's own short name (Exp, MatMul, GetItem): what minigrad's pictures and messages show."""
+        return (self.op_class or type(self)).__name__
+
     def __repr__(self):
-        return f"<{self.name}>"
+        return f"<{self.name()} object at {id(self):#x}>"
 
     def save_for_backward(self, *arrays):
         self.saved_tensors = arrays
@@ -68,15 +106,24 @@ class Function:
     def check_saved_versions(self):
         """Refuse to run backward if a tensor saved for it was changed in place since forward."""
         changed = [(t, v) for t, v in self._saved_versions if t._version != v]
-        output = self._saved_output() if self._saved_output is not None else None
-        if output is not None and output._version != 0:
-            changed.append((output, 0))
+        if self._saved_output is not None:
+            output, version = self._saved_output[0](), self._saved_output[1]
+            if output is not None and output._version != version:
+                changed.append((output, version))
         if changed:
             t, v = changed[0]
+            if t is self._viewed:
+                raise RuntimeError(
+                    f"{self.op_name} ({self.name()}): one of the variables needed for gradient computation has been "
+                    f"modified by an inplace operation: this op took a view of a tensor of shape {t.shape}, which was "
+                    f"then changed in place (version {v} -> {t._version}); minigrad cannot send the view's gradient "
+                    "through that change. Take the view after the in-place change, or change a copy (y = y.clone())."
+                )
             raise RuntimeError(
-                f"{self.name}: a tensor of shape {t.shape} that it saved for backward was changed in place "
-                f"after the forward pass (version {v} -> {t._version}), so the gradient would be wrong. "
-                "Change it after backward(), or work on a copy (x.clone())."
+                f"{self.op_name} ({self.name()}): one of the variables needed for gradient computation has been "
+                f"modified by an inplace operation: a tensor of shape {t.shape} that it saved for backward (or "
+                f"viewed) was changed in place after the forward pass (version {v} -> {t._version}), so the "
+                "gradient would be wrong. Change it after backward(), or work on a copy (x.clone())."
             )
 
     @staticmethod
@@ -90,7 +137,7 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward on the arrays inside `args` and, if any input needs a gradient, record the node."""
-        ctx = cls()
+        ctx = node_class(cls)()
         arrays = []
         parents = []
         any_grad = False
@@ -119,13 +166,15 @@ class Function:
         if checking:
             anomaly.check_forward(ctx, out, arrays)
         result = Tensor._make(out)
+        if cls.returns_view and np.may_share_memory(out, arrays[0]):
+            _become_view(result, args[0], ctx if record else None)
         if record:
             if out.dtype.kind != "f":
                 raise TypeError(f"{cls.__name__}: an op recorded for backward must return floats, got {out.dtype}")
             ctx.parents = tuple(parents)
             ctx._inputs = None
             if ctx.saved_tensors and any(a is out for a in ctx.saved_tensors):
-                ctx._saved_output = weakref.ref(result)
+                ctx._saved_output = (weakref.ref(result), result._version)
             result.grad_fn = ctx
             result.requires_grad = True
         return result
@@ -136,4 +185,17 @@ class Function:
         self.parents = ()
         self._saved_versions = ()  # these hold the saved inputs' Tensors: let them go too
         self._saved_output = None
+        self._viewed = None
         self.freed = True
+
+
+def _become_view(view, base, node):
+    """`view` shares the storage of tensor `base`: it shares its version counter too (an in-place change
+    through either is a change of both), and remembers the tensor it views (the in-place rules in
+    Tensor._check_inplace). Its node, if recorded, checks at backward that `base` is unchanged: its
+    gradient would otherwise flow through values the view no longer holds."""
+    view._vc = base._version_box()
+    view._base = base if base._base is None else base._base
+    if node is not None:
+        node._saved_versions = node._saved_versions + ((base, base._version),)
+        node._viewed = base

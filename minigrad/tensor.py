@@ -11,7 +11,7 @@ from . import device as _device
 from . import dtype as _dtype
 from . import grad_mode
 from . import random as _random
-from .errors import ShapeError
+from .errors import DtypeError, ShapeError
 
 
 def _as_array(data, dtype=None):
@@ -80,8 +80,35 @@ def _integer(value, op):
         raise TypeError(f"{op}: sizes must be integers, got {type(value).__name__} {value!r:.40}") from None
 
 
+def _needs_grad(value):
+    return isinstance(value, Tensor) and value.requires_grad
+
+
+def _category(dtype):
+    """PyTorch's type categories, which an in-place result may not climb: bool < integer < floating."""
+    return {"b": 0, "i": 1, "u": 1}.get(dtype.kind, 2)
+
+
+def _type_name(dtype):
+    """PyTorch's name for a dtype in its cast errors: Float, Long, Bool, ..."""
+    return _dtype.TENSOR_TYPE_NAMES.get(dtype, str(dtype)).replace("Tensor", "")
+
+
+def _broadcasts_to(shape, target):
+    try:
+        return np.broadcast_shapes(shape, target) == tuple(target)
+    except ValueError:
+        return False
+
+
+def _everywhere(t):
+    """An all-True mask of t's shape (no allocation): where(_everywhere(t), v, t) is v broadcast to t."""
+    return np.broadcast_to(True, t.shape)
+
+
 class Tensor:
-    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "_vc", "_hooks", "__weakref__")
+    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "_vc", "_hooks", "_base",
+                 "_rebased", "__weakref__")
 
     # Let NumPy defer to our reflected operators: np.float32(2) * t calls t.__rmul__.
     __array_ufunc__ = None
@@ -105,6 +132,8 @@ class Tensor:
         self.name = None
         self._vc = version_box
         self._hooks = None  # {id: fn} from register_hook, run by the engine
+        self._base = None  # for a view (slice, reshape, transpose, ...): the tensor whose storage it shares
+        self._rebased = None  # ((when, old value), ...) once an in-place op in the graph changed it: _take_history
 
     @classmethod
     def _make(cls, array):
@@ -116,8 +145,8 @@ class Tensor:
     # ---- in-place changes and the version counter ------------------------------------------------
     # Each in-place op (add_, x[i] = v, an optimizer step, ...) increments the version. An op that
     # saved this tensor for backward remembers the version it saw, and backward refuses to run if it
-    # changed. Tensors that share an array (detach(), Parameter(t)) share one counter, a 1-item list
-    # made when first needed. Writing through .data is not tracked (as in PyTorch).
+    # changed. Tensors that share an array (detach(), Parameter(t), a view and its base) share one
+    # counter, a 1-item list made when first needed. Writing through .data is not tracked (as in PyTorch).
     @property
     def _version(self):
         return self._vc[0] if self._vc is not None else 0
@@ -130,67 +159,219 @@ class Tensor:
     def _bump_version(self):
         self._version_box()[0] += 1
 
-    def _check_inplace(self, op):
-        if self.requires_grad and grad_mode._GradMode.enabled:
-            if self.grad_fn is None:
-                raise RuntimeError(
-                    f"{op}: a leaf tensor that requires grad cannot be changed in place while gradients are "
-                    "recorded; do it inside `with mg.no_grad():` (as an optimizer does)"
-                )
+    def _check_inplace(self, op, operands=()):
+        """PyTorch's rules for changing this tensor in place while gradients are recorded.
+
+        A leaf that requires grad may only change under no_grad (an optimizer step). A view (slice,
+        reshape, transpose, ...) may change in place only where no graph is involved: PyTorch then
+        rewrites the history of the viewed tensor, which minigrad does not do.
+        """
+        if not grad_mode._GradMode.enabled:
+            return
+        if self.requires_grad and self.grad_fn is None:
             raise RuntimeError(
-                f"{op}: in-place changes to a tensor computed in the graph (by {self.grad_fn.name}) are not "
-                "supported; write the out-of-place form, e.g. x = x + y"
+                f"{op}: a leaf Variable that requires grad is being used in an in-place operation "
+                "(a leaf tensor that requires grad cannot be changed in place while gradients are recorded; "
+                "do it inside `with torch.no_grad():`, as an optimizer does, or write the out-of-place form "
+                "x = x + y, which makes a new tensor)"
+            )
+        base = self._base
+        if base is None:
+            return
+        if base.requires_grad and base.grad_fn is None:
+            raise RuntimeError(
+                f"{op}: a view of a leaf Variable that requires grad is being used in an in-place operation "
+                f"(this tensor of shape {self.shape} is a view of a leaf of shape {base.shape}; change the leaf "
+                "inside `with torch.no_grad():`, or build a new tensor out of place)"
+            )
+        if base.requires_grad or self.requires_grad or any(_needs_grad(o) for o in operands):
+            raise RuntimeError(
+                f"{op}: in-place changes to a view (a slice, reshape, transpose, ...) of a tensor that is part of "
+                f"the autograd graph are not supported by minigrad (view of shape {self.shape}, of a tensor of shape "
+                f"{base.shape}); write it out of place, e.g. y = torch.where(mask, new_values, y), "
+                "y = y.masked_fill(mask, value) or torch.cat([...]), or change a clone: y = y.clone(); y[...] = ..."
             )
 
     def _inplace(self, op, fn, *operands):
-        self._check_inplace(op)
+        """A raw in-place write fn(self's array, *operand arrays) for ops with no graph form (normal_,
+        uniform_): refused where a graph would have to be recorded."""
+        self._check_raw_write(op)
         values = [o._array if isinstance(o, Tensor) else o for o in operands]
-        try:
-            fn(self._array, *values)  # NumPy checks shapes and casting before it writes anything
-        except TypeError as error:  # casting: float values into an int tensor, a complex or str operand
-            described = ", ".join(_describe(v) for v in values)
-            raise TypeError(f"{op}: cannot write {described} into a tensor of dtype {self.dtype} ({error})") from None
-        except ValueError:
-            shapes = " and ".join(str(np.shape(v)) for v in values)
-            raise ShapeError(
-                f"{op}: the tensor of shape {self.shape} cannot take a value of shape {shapes}: it must broadcast "
-                "to the tensor's shape (each dim equal, or 1 in the value, and the result keeps the tensor's shape)"
-            ) from None
+        fn(self._array, *values)
         self._bump_version()
         return self
 
-    def add_(self, other, alpha=1):
-        return self._inplace("add_", lambda a, b: np.add(a, b * alpha if alpha != 1 else b, out=a, casting="same_kind"), other)
+    def _check_raw_write(self, op):
+        self._check_inplace(op)
+        if grad_mode._GradMode.enabled and self.requires_grad:
+            raise RuntimeError(
+                f"{op}: in-place {op} of a tensor computed in the graph (by {self.grad_fn.name()}) is not supported "
+                "by minigrad; make a new tensor instead (e.g. torch.randn_like(x)), or do it under torch.no_grad()"
+            )
+        self._check_writable(op)
 
-    def sub_(self, other, alpha=1):
-        return self._inplace("sub_", lambda a, b: np.subtract(a, b * alpha if alpha != 1 else b, out=a, casting="same_kind"), other)
+    def _check_writable(self, op):
+        if not self._array.flags.writeable:  # expand() and friends: several elements share one place
+            raise RuntimeError(
+                f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
+                f"memory location (the tensor of shape {self.shape} was made by expand or a broadcast). "
+                "Please clone() the tensor before performing the operation."
+            )
+
+    def _inplace_op(self, op, compute, *operands, keep_category=True, check_shapes=True):
+        """The one road of the in-place ops (add_, mul_, x[i] = v, masked_fill_, copy_, ...), as PyTorch's.
+
+        compute(t, *operands) gives the new value as a Tensor, computed out of place from t by
+        ordinary differentiable ops; it is then written into this tensor's storage, which views and
+        other references share. Where a graph must be recorded (grad mode on, and this tensor or an
+        operand requires grad), t is a snapshot of this tensor's old value and history, and this tensor
+        takes the history of the result: its history continues through the op, as in PyTorch.
+
+        keep_category: the arithmetic ops refuse a result of a higher category than the tensor's
+        (bool < integer < float: int_tensor += 0.5); copies (copy_, fill_, x[i] = v) cast as PyTorch does.
+        """
+        self._check_inplace(op, operands)
+        self._check_writable(op)
+        for operand in operands if check_shapes else ():
+            shape = np.shape(operand._array if isinstance(operand, Tensor) else operand)
+            if not _broadcasts_to(shape, self.shape):
+                try:
+                    said = (f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                            f"{list(np.broadcast_shapes(shape, self.shape))}")
+                except ValueError:
+                    said = "the shapes cannot be broadcast together"
+                raise ShapeError(
+                    f"{op}: {said}: the tensor of shape {self.shape} cannot take a value of shape {shape}; the result "
+                    "is written into the tensor, so the value must broadcast to its shape (each dim equal, or 1 in "
+                    "the value)"
+                )
+        recording = grad_mode._GradMode.enabled and (self.requires_grad or any(_needs_grad(o) for o in operands))
+        source = self._snapshot() if recording else self
+        result = compute(source, *operands)
+        if keep_category and _category(result.dtype) > _category(self.dtype):
+            raise DtypeError(
+                f"{op}: cannot write {result.dtype} values into a tensor of dtype {self.dtype}: result type "
+                f"{_type_name(result.dtype)} can't be cast to the desired output type "
+                f"{_type_name(self.dtype)} (write the out-of-place form, which gives a new tensor, "
+                "or convert first, e.g. x = x.float())"
+            )
+        if result.shape != self.shape:  # a mask or index that broadcast the tensor to a larger shape
+            raise ShapeError(
+                f"{op}: output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
+            )
+        if recording and result.dtype != self.dtype:
+            result = result.to(self.dtype)
+        np.copyto(self._array, result._array, casting="unsafe")
+        self._bump_version()
+        if recording:
+            self._take_history(source, result)
+        return self
+
+    def _snapshot(self):
+        """A tensor holding this one's current value (copied: the storage is about to change) and history."""
+        old = Tensor._make(self._array.copy())
+        old.requires_grad, old.grad_fn = self.requires_grad, self.grad_fn
+        return old
+
+    def _take_history(self, old, result):
+        """After an in-place op recorded in the graph: this tensor now stands for `result`.
+
+        Ops recorded earlier hold this tensor among their parents but used its old value: the engine
+        sends their gradient to the snapshot instead (engine.recorded_parents), told apart by when
+        each node was recorded.
+        """
+        from . import function
+
+        if self.grad_fn is not None:
+            self._rebased = (self._rebased or ()) + ((function.next_sequence_number(), old),)
+        self.grad_fn = result.grad_fn
+        self.requires_grad = result.requires_grad or self.requires_grad
+
+    def _checked_operand(self, op, other):
+        """The operand of an arithmetic in-place op: a Tensor or a number, checked to be one."""
+        if not isinstance(other, (Tensor, int, float, bool, np.number, np.ndarray, np.bool_)):
+            raise TypeError(f"{op}: expects a tensor or a number, got {type(other).__name__}")
+        return other
+
+    def add_(self, other, *, alpha=1):
+        other = self._checked_operand("add_", other)
+        return self._inplace_op("add_", lambda t, o: t + (o * alpha if alpha != 1 else o), other)
+
+    def sub_(self, other, *, alpha=1):
+        other = self._checked_operand("sub_", other)
+        return self._inplace_op("sub_", lambda t, o: t - (o * alpha if alpha != 1 else o), other)
 
     def mul_(self, other):
-        return self._inplace("mul_", lambda a, b: np.multiply(a, b, out=a, casting="same_kind"), other)
+        other = self._checked_operand("mul_", other)
+        return self._inplace_op("mul_", lambda t, o: t * o, other)
 
-    def div_(self, other):
-        return self._inplace("div_", lambda a, b: np.divide(a, b, out=a, casting="same_kind"), other)
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is not None:
+            raise NotImplementedError(f"div_: rounding_mode={rounding_mode!r} is not supported by minigrad")
+        other = self._checked_operand("div_", other)
+        return self._inplace_op("div_", lambda t, o: t / o, other)
+
+    def pow_(self, exponent):
+        exponent = self._checked_operand("pow_", exponent)
+        return self._inplace_op("pow_", lambda t, e: t ** e, exponent)
+
+    # augmented assignment is in place, as in PyTorch (`a -= lr * a.grad` under no_grad keeps a a leaf);
+    # @= is not: PyTorch has no __imatmul__, so Python rebinds a = a @ b
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+    __ipow__ = pow_
+
+    def neg_(self):
+        return self._inplace_op("neg_", lambda t: -t)
+
+    def exp_(self):
+        return self._inplace_op("exp_", lambda t: t.exp())
+
+    def log_(self):
+        return self._inplace_op("log_", lambda t: t.log())
+
+    def sqrt_(self):
+        return self._inplace_op("sqrt_", lambda t: t.sqrt())
+
+    def tanh_(self):
+        return self._inplace_op("tanh_", lambda t: t.tanh())
+
+    def sigmoid_(self):
+        return self._inplace_op("sigmoid_", lambda t: t.sigmoid())
+
+    def relu_(self):
+        return self._inplace_op("relu_", lambda t: t.relu())
+
+    def abs_(self):
+        return self._inplace_op("abs_", lambda t: t.abs())
 
     def clamp_(self, min=None, max=None):
-        return self._inplace("clamp_", lambda a: np.clip(a, min, max, out=a))
+        return self._inplace_op("clamp_", lambda t: t.clamp(min, max))
+
+    clip_ = clamp_
 
     def fill_(self, value):
-        value = value.item() if isinstance(value, Tensor) else value
-        if not isinstance(value, (int, float, np.bool_, np.integer, np.floating)):  # bool is an int
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise RuntimeError(f"fill_: only supports 0-dimension value tensor but got tensor with "
+                                   f"{value.ndim} dimensions (shape {value.shape})")
+        elif not isinstance(value, (int, float, np.bool_, np.integer, np.floating)):  # bool is an int
             raise TypeError(f"fill_: the value must be a number, got {type(value).__name__} {value!r:.40}")
-        return self._inplace("fill_", lambda a, v: a.fill(v), value)
+        return self._inplace_op("fill_", lambda t, v: _ops.where(_everywhere(t), v, t), value, keep_category=False)
 
     def zero_(self):
         return self.fill_(0)
 
-    def copy_(self, src):
-        return self._inplace("copy_", lambda a, b: np.copyto(a, b, casting="same_kind"), src)
+    def copy_(self, src, non_blocking=False):
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_: expects a Tensor as src, got {type(src).__name__}")
+        return self._inplace_op("copy_", lambda t, s: _ops.where(_everywhere(t), s, t), src, keep_category=False)
 
     def masked_fill_(self, mask, value):
         mask = _ops.bool_mask(mask, "masked_fill_")
-        if isinstance(value, Tensor):
-            value = value.item()
-        return self._inplace("masked_fill_", lambda a: np.copyto(a, np.asarray(value, dtype=a.dtype), where=mask))
+        return self._inplace_op("masked_fill_", lambda t: t.masked_fill(mask, value), keep_category=False)
 
     def index_fill_(self, dim, index, value):
         return _ops.index_fill_(self, dim, index, value)
@@ -199,12 +380,12 @@ class Tensor:
         return _ops.scatter_(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add_(self, dim, index, src):
-        return _ops.scatter_(self, dim, index, src, reduce="add")
+        return _ops.scatter_add_(self, dim, index, src)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         """Fill with draws from N(mean, std^2), from minigrad's seeded generator."""
         self._check_float("normal_")
-        self._check_inplace("normal_")  # before drawing, so a refused call leaves the generator as it was
+        self._check_raw_write("normal_")  # before drawing, so a refused call leaves the generator as it was
         rng = generator or _random.default_generator()
         dt = self.dtype if self.dtype in (_dtype.float32, _dtype.float64) else _dtype.float64
         draws = rng.standard_normal(self.shape, dtype=dt)
@@ -216,7 +397,7 @@ class Tensor:
         if bounds:
             raise TypeError(f"uniform_: unexpected arguments {sorted(bounds)}")
         self._check_float("uniform_")
-        self._check_inplace("uniform_")
+        self._check_raw_write("uniform_")
         rng = generator or _random.default_generator()
         dt = self.dtype if self.dtype in (_dtype.float32, _dtype.float64) else _dtype.float64
         draws = rng.random(self.shape, dtype=dt)
@@ -230,8 +411,15 @@ class Tensor:
             raise TypeError(f"{op}: expects a floating point tensor, got {self.dtype}")
 
     def __setitem__(self, index, value):
-        self._check_inplace("__setitem__ (x[index] = value)")
-        target, _ = _ops.indexing.numpy_index(index, self.shape)
+        """x[index] = value: in place, and recorded in the graph where one is needed (PyTorch's CopySlices)."""
+        op = "__setitem__ (x[index] = value)"
+        target, advanced = _ops.indexing.numpy_index(index, self.shape)
+        if grad_mode._GradMode.enabled and (self.requires_grad or _needs_grad(value)):
+            self._inplace_op(op, lambda t, v: _ops.indexing.setitem(t, target, advanced, v), value,
+                             keep_category=False, check_shapes=False)
+            return
+        self._check_inplace(op, (value,))
+        self._check_writable(op)
         try:
             self._array[target] = value._array if isinstance(value, Tensor) else value
         except (IndexError, ValueError) as error:
@@ -361,6 +549,17 @@ class Tensor:
                             f"got dtype {self.dtype} and shape {self.shape}")
         return int(self._array.item())
 
+    def __format__(self, spec):
+        """f"{loss:.4f}": a 0-dim tensor formats as its number, as in PyTorch; an empty spec gives str(t)."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(
+                f"unsupported format string passed to Tensor.__format__ (format spec {spec!r} on a tensor of shape "
+                f"{self.shape}: only a 0-dim tensor formats as a number; use f\"{{t.item():{spec}}}\" for one element)"
+            )
+        return str(self)
+
     def __bool__(self):
         if self._array.size != 1:
             raise RuntimeError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
@@ -412,6 +611,17 @@ class Tensor:
 
     def cpu(self):
         return self
+
+    def pin_memory(self, device=None):
+        """As PyTorch built for the CPU only: there is no accelerator, so no page-locked memory to pin into."""
+        raise RuntimeError(
+            "pin_memory: Cannot access accelerator device when none is available. minigrad runs on the CPU only, "
+            "where pinning memory has no use: leave out .pin_memory() (PyTorch code guards it with "
+            "`if device == 'cuda'`)"
+        )
+
+    def is_pinned(self, device=None):
+        return False
 
     def cuda(self, device=None, non_blocking=False):
         raise ValueError("cuda: minigrad runs on the CPU only, so a tensor cannot be moved to a GPU; use .cpu()")
@@ -476,7 +686,7 @@ class Tensor:
         if self.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
             extras.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
-            extras.append(f"grad_fn={self.grad_fn!r}")
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")  # as PyTorch prints it
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
@@ -665,7 +875,10 @@ class Tensor:
         return _ops.reshape(self, _sizes(shape, "view"), "view")
 
     def view_as(self, other):
-        return _ops.reshape(self, other.shape)
+        return _ops.reshape(self, other.shape, "view_as")
+
+    def reshape_as(self, other):
+        return _ops.reshape(self, other.shape, "reshape_as")
 
     def transpose(self, dim0, dim1):
         return _ops.transpose(self, dim0, dim1)
@@ -695,6 +908,9 @@ class Tensor:
 
     def contiguous(self):
         return _ops.contiguous(self)
+
+    def narrow(self, dim, start, length):
+        return _ops.narrow(self, dim, start, length)
 
     def split(self, split_size, dim=0):  # PyTorch's method names it split_size, mg.split split_size_or_sections
         return _ops.split(self, split_size, dim)

@@ -90,7 +90,7 @@ def test_forward_records_no_graph_and_the_output_is_one_node():
     (x,) = float64_inputs(mg, (3,))
     y = Square.apply(x)
     assert seen["inside"] == (False, None, False)
-    assert y.requires_grad and y.grad_fn.name == "SquareBackward" and y.grad_fn.parents == (x,)
+    assert y.requires_grad and y.grad_fn.name() == "SquareBackward" and y.grad_fn.parents == (x,)
     y.backward(mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64))
     np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy() * [1, 2, 3])
     assert seen["backward_grad_enabled"] is False

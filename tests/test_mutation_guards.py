@@ -47,6 +47,12 @@ def _dropout(x):
     return F.dropout(x, 0.3, training=True)
 
 
+def _setitem(x, v):
+    y = x * 1.0  # a tensor in the graph: x[index] = v there is recorded (PyTorch's CopySlices)
+    y[1:, 2] = v
+    return y
+
+
 CASES = {
     # moving elements around: each backward must pass the gradient through unchanged
     "clone": (lambda x: x.clone(), [normal(3, 4)]),
@@ -74,6 +80,8 @@ CASES = {
     "cat": (lambda a, b: mg.cat([a, b], dim=1), [normal(2, 3), normal(2, 2, seed=1)]),
     "stack": (lambda a, b: mg.stack([a, b], dim=1), [normal(2, 3), normal(2, 3, seed=1)]),
     "split": (lambda x: x.split([1, 3], dim=1)[1], [normal(2, 4)]),
+    "narrow": (lambda x: x.narrow(1, 1, 2), [normal(3, 4)]),
+    "setitem": (_setitem, [normal(3, 4), normal(2, seed=1)]),
     "chunk": (lambda x: x.chunk(2)[0] * 2.0, [normal(4, 3)]),
     # arithmetic, broadcasting
     "add": (lambda a, b: a + b, [normal(2, 3), normal(3, seed=1)]),
@@ -144,7 +152,7 @@ def _graph_functions(out):
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        found.add(type(node))
+        found.add(node.op_class)  # the op a node records (its own class is named as PyTorch's: ExpBackward0)
         stack.extend(p.grad_fn for p in node.parents if p is not None)
     return found
 

@@ -74,9 +74,9 @@ def test_record_modules_tags_every_op_with_its_module_and_order():
     order = [t for t in engine.topological_order(loss) if t.grad_fn is not None]
     paths = {t.grad_fn.module_path for t in order}
     assert {"", "self_attn", "self_attn.out_proj", "norm1", "linear1", "linear2", "norm2"} <= paths
-    relu = [t.grad_fn for t in order if t.grad_fn.name == "ReLU"]
+    relu = [t.grad_fn for t in order if t.grad_fn.op_name == "ReLU"]
     assert [n.module_path for n in relu] == [""]  # the layer's activation is a function, run by the layer itself
-    softmax = [t.grad_fn for t in order if t.grad_fn.name == "Softmax"]
+    softmax = [t.grad_fn for t in order if t.grad_fn.op_name == "Softmax"]
     assert [n.module_path for n in softmax] == ["self_attn"]
     assert softmax[0].input_shapes[0] == (2, 2, 4, 4)
     indices = sorted(t.grad_fn.op_index for t in order)

@@ -145,7 +145,7 @@ class Function:
             versions = tuple((t, t._version) for t in ctx._saved if t is not None)
             for i, o in enumerate(outputs):
                 if differentiable[i]:
-                    node = CustomFunctionNode(cls, ctx, i, meta)
+                    node = _node_class(cls)(cls, ctx, i, meta)
                     node.parents = parents
                     node.needs_input_grad = needs
                     node._saved_versions = versions
@@ -162,9 +162,8 @@ class CustomFunctionNode(PrimitiveFunction):
         super().__init__()
         self.function_cls, self.ctx, self.index, self.output_meta = function_cls, ctx, index, output_meta
 
-    @property
-    def name(self):
-        return f"{self.function_cls.__name__}Backward"  # PyTorch's name for a custom Function's node
+    def __repr__(self):  # as PyTorch: <torch.autograd.function.CubeBackward object at 0x...>
+        return f"<{type(self).__module__}.{self.name()} object at {id(self):#x}>"
 
     @staticmethod
     def backward(node, grad):
@@ -202,6 +201,18 @@ class CustomFunctionNode(PrimitiveFunction):
     def release(self):
         super().release()
         self.ctx = None  # the saved tensors go once every output's node has let go of the ctx
+
+
+def _node_class(function_cls):
+    """The node class of a custom Function: a CustomFunctionNode named as PyTorch names it (CubeBackward),
+    so that type(y.grad_fn).__name__ and y.grad_fn.name() read as in PyTorch."""
+    made = function_cls.__dict__.get("_custom_node_class")
+    if made is None:
+        name = f"{function_cls.__name__}Backward"
+        made = type(name, (CustomFunctionNode,), {"__module__": __name__, "__qualname__": name,
+                                                  "op_class": function_cls})
+        function_cls._custom_node_class = made
+    return made
 
 
 def once_differentiable(backward):

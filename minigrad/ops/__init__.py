@@ -7,7 +7,7 @@
     norm.py         vector p-norms
     matmul.py       batched, broadcasting matrix product; mm bmm outer
     einsum.py       einsum (its gradient is an einsum too)
-    shape.py        reshape transpose permute unsqueeze squeeze expand flatten contiguous clone
+    shape.py        reshape transpose permute unsqueeze squeeze expand flatten contiguous clone narrow
     reorder.py      flip roll repeat repeat_interleave
     indexing.py     x[index], masked_fill, where, tril, triu
     gather.py       gather scatter index_select index_fill masked_select nonzero
@@ -26,6 +26,7 @@ from .elementwise import (
 from .einsum import einsum
 from .gather import (
     gather, index_fill, index_fill_, index_select, masked_select, nonzero, scatter, scatter_, scatter_add,
+    scatter_add_,
 )
 from .indexing import _bool_array as bool_mask
 from .indexing import getitem, masked_fill, tril, triu, where
@@ -36,7 +37,7 @@ from .reduction import all_ as all, any_ as any  # noqa: A004  (PyTorch's names)
 from .reduction import amax, amin, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
 from .reorder import flip, repeat, repeat_interleave, roll
 from .scan import cumsum
-from .shape import clone, contiguous, expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
+from .shape import clone, contiguous, expand, flatten, narrow, permute, reshape, squeeze, transpose, unsqueeze
 from .softmax import log_softmax, softmax
 from .sorting import argsort, sort, topk
 from .unary import abs, clamp, cos, erf, exp, isinf, isnan, log, relu, rsqrt, sigmoid, sin, sqrt, tanh, to_dtype

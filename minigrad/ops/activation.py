@@ -34,6 +34,8 @@ def erf(x):
 
 
 class GELU(Function):
+    node_name = "GeluBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, approximate):
         ctx.save_for_backward(x)

@@ -9,6 +9,8 @@ from ..function import Function
 
 
 class Dropout(Function):
+    node_name = "MulBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, keep, p):
         scale = x.dtype.type(1.0 / (1.0 - p))

@@ -86,6 +86,8 @@ class Div(Function):
 class Pow(Function):
     """a ** b where the exponent b is a tensor (or the base a is a plain number)."""
 
+    node_name = "PowBackward1"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, a, b):
         try:
@@ -117,6 +119,8 @@ class Pow(Function):
 
 class PowScalar(Function):
     """x ** p for a constant exponent p."""
+
+    node_name = "PowBackward0"  # PyTorch's name for this node
 
     @staticmethod
     def forward(ctx, x, exponent):

@@ -182,18 +182,18 @@ def _reduce_is_add(reduce, op):
     raise ValueError(f"{op}: reduce={reduce!r} is not supported; minigrad has reduce='add' (or none)")
 
 
-def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
+def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None, op="scatter"):
     """A copy of input with src (a tensor, or a number) written at the positions index points to."""
-    _refuse_out(out, "scatter")
+    _refuse_out(out, op)
     if (src is None) == (value is None):
-        raise TypeError("scatter: give exactly one of src (a tensor or number) and value")
-    positions, src = scatter_positions(input, dim, index, src if value is None else value, "scatter")
-    return Scatter.apply(input, src, positions, _reduce_is_add(reduce, "scatter"))
+        raise TypeError(f"{op}: give exactly one of src (a tensor or number) and value")
+    positions, src = scatter_positions(input, dim, index, src if value is None else value, op)
+    return Scatter.apply(input, src, positions, _reduce_is_add(reduce, op))
 
 
-def scatter_add(input, dim, index, src):
+def scatter_add(input, dim, index, src, op="scatter_add"):
     """A copy of input with src added at the positions index points to (repeated positions add up)."""
-    positions, src = scatter_positions(input, dim, index, src, "scatter_add")
+    positions, src = scatter_positions(input, dim, index, src, op)
     return Scatter.apply(input, src, positions, True)
 
 
@@ -217,30 +217,29 @@ def _index_fill_positions(input, dim, index, value, op):
     return ((slice(None),) * d + (index.reshape(-1),) if input.ndim else ()), value
 
 
-def index_fill(input, dim, index, value):
+def index_fill(input, dim, index, value, op="index_fill"):
     """A copy of input with the slices at `index` along dim set to value."""
-    where, value = _index_fill_positions(input, dim, index, value, "index_fill")
+    where, value = _index_fill_positions(input, dim, index, value, op)
     return IndexFill.apply(input, where, value)
 
 
-# ---- the in-place forms (Tensor.scatter_, ...): they follow Tensor._inplace's rules -------------
+# ---- the in-place forms (Tensor.scatter_, ...): the out-of-place op, written back by Tensor._inplace_op --
 def scatter_(input, dim, index, src=None, *, value=None, reduce=None):
     """In place: input[index[i][j]][j] = src[i][j] (dim=0), ...; src may be a number."""
-    if (src is None) == (value is None):
-        raise TypeError("scatter_: give exactly one of src (a tensor or number) and value")
-    positions, src = scatter_positions(input, dim, index, src if value is None else value, "scatter_")
-    add = _reduce_is_add(reduce, "scatter_")
-    if isinstance(src, Tensor):
-        src = src._array[tuple(slice(0, s) for s in positions_shape(positions))]
-    if add:
-        return input._inplace("scatter_", lambda a: np.add.at(a, positions, src))
-    return input._inplace("scatter_", lambda a: a.__setitem__(positions, src))
+    return input._inplace_op(
+        "scatter_", lambda t: scatter(t, dim, index, src, value=value, reduce=reduce, op="scatter_"), keep_category=False
+    )
+
+
+def scatter_add_(input, dim, index, src):
+    return input._inplace_op("scatter_add_", lambda t: scatter_add(t, dim, index, src, op="scatter_add_"),
+                             keep_category=False)
 
 
 def index_fill_(input, dim, index, value):
     """In place: the slices of input at `index` along dim are set to value."""
-    where, value = _index_fill_positions(input, dim, index, value, "index_fill_")
-    return input._inplace("index_fill_", lambda a: a.__setitem__(where, value))
+    return input._inplace_op("index_fill_", lambda t: index_fill(t, dim, index, value, op="index_fill_"),
+                             keep_category=False)
 
 
 def masked_select(input, mask, *, out=None):

@@ -61,6 +61,9 @@ def _plain_index(index, shape):
 
 
 class GetItem(Function):
+    node_name = "IndexBackward0"  # PyTorch: SliceBackward0, SelectBackward0 or IndexBackward0, by the index
+    returns_view = True  # basic indexing (ints, slices, None) gives a view, as in PyTorch
+
     @staticmethod
     def forward(ctx, x, index, advanced):
         ctx.in_shape, ctx.index, ctx.advanced = x.shape, index, advanced
@@ -79,6 +82,29 @@ class GetItem(Function):
         else:
             out[ctx.index] = grad
         return out, None, None
+
+
+class SetItem(Function):
+    """x[index] = value, out of place: what the in-place x[index] = value records in a graph."""
+    node_name = "CopySlices"  # PyTorch's node for x[index] = value in a graph
+
+    @staticmethod
+    def forward(ctx, x, value, index):
+        ctx.index = index
+        out = x.copy()
+        try:
+            out[index] = value
+        except (IndexError, ValueError) as error:
+            raise type(error)(f"x[index] = value: {error} (tensor of shape {x.shape})") from None
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # the written places no longer depend on x: their gradient is 0; value receives the gradient of
+        # the places it was written to (the engine sums it back to value's own shape if it broadcast)
+        grad_x = grad.copy()
+        grad_x[ctx.index] = 0
+        return grad_x, grad[ctx.index], None
 
 
 class MaskedFill(Function):
@@ -137,6 +163,11 @@ def numpy_index(index, shape):
 
 def getitem(x, index):
     return GetItem.apply(x, *numpy_index(index, x.shape))
+
+
+def setitem(x, index, advanced, value):
+    """A copy of x with value written at index (for x[index] = value; `index` from numpy_index)."""
+    return SetItem.apply(x, value, index)
 
 
 def _bool_array(mask, op):

@@ -35,6 +35,14 @@ class Stack(Function):
 
 
 def _check_tensors(tensors, op):
+    # a list or tuple, as PyTorch: a Tensor is iterable too (over its rows), but cat(t) is almost always a
+    # forgotten pair of brackets, cat([t]), and must not quietly give a flattened tensor
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(
+            f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not {type(tensors).__name__}"
+            + (f" (to {op} one tensor's rows, pass them as a list: {op}(list(t)) or {op}([t]))"
+               if isinstance(tensors, Tensor) else "")
+        )
     tensors = list(tensors)
     if not tensors:
         raise ValueError(f"{op}: expects a non-empty sequence of tensors")

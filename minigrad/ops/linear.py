@@ -12,6 +12,8 @@ from ..threads import matmul
 
 
 class Linear(Function):
+    node_name = "AddmmBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, weight, bias):
         if x.shape[-1:] != weight.shape[1:]:

@@ -16,6 +16,8 @@ from .rowwise import shifted_exp, sum_along
 
 
 class CrossEntropy(Function):
+    node_name = "NllLossBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, logits, target, ignore_index, reduction, label_smoothing):
         # logits: (N, C) float, target: (N,) int
@@ -70,6 +72,8 @@ class NLLLoss(Function):
     loss_i = -w[t_i] * logp[i, t_i] (0 where t_i == ignore_index); "mean" divides the sum by the
     total weight of the rows that count (by 0 rows: loss 0, as cross_entropy here).
     """
+
+    node_name = "NllLossBackward0"  # PyTorch's name for this node
 
     @staticmethod
     def forward(ctx, logp, target, weight, ignore_index, reduction):
@@ -139,6 +143,8 @@ class BCEWithLogits(Function):
 
     log(1 + e^-x) is np.logaddexp(0, -x), which never overflows.
     """
+
+    node_name = "BinaryCrossEntropyWithLogitsBackward0"  # PyTorch's name for this node
 
     @staticmethod
     def forward(ctx, x, y, pos_weight):

@@ -8,6 +8,8 @@ from .util import promote, refuse_out
 
 
 class MatMul(Function):
+    node_name = "MmBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, a, b):
         if a.ndim == 0 or b.ndim == 0:

@@ -13,6 +13,8 @@ from .util import normalize_dims
 
 
 class Norm(Function):
+    node_name = "LinalgVectorNormBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, p, dims, keepdim):
         magnitude = np.abs(x)

@@ -13,6 +13,8 @@ from .rowwise import dot_along, sum_along
 
 
 class LayerNorm(Function):
+    node_name = "NativeLayerNormBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, weight, bias, n_dims, eps):
         D = int(np.prod(x.shape[x.ndim - n_dims:]))

@@ -13,6 +13,8 @@ from ..function import Function
 
 
 class Normalize(Function):
+    node_name = "DivBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, p, dim, eps):
         absx = np.abs(x)

@@ -10,6 +10,8 @@ from ..function import Function
 
 
 class ConstantPad(Function):
+    node_name = "ConstantPadNdBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, widths, value):
         # widths: one (before, after) pair per dim of x, in dim order

@@ -112,6 +112,8 @@ class Prod(Function):
 
 
 class LogSumExp(Function):
+    node_name = "LogsumexpBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         # log sum exp(x) = m + log sum exp(x - m), m the maximum: no exp overflows
@@ -134,6 +136,8 @@ class LogSumExp(Function):
 class AMax(Function):
     """max (or min, with negate) over dims; ties share the gradient evenly."""
 
+    node_name = "AmaxBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, dims, keepdim, smallest=False):
         out = (x.min if smallest else x.max)(axis=dims, keepdims=True)
@@ -153,6 +157,8 @@ class AMax(Function):
 
 class MaxAlongDim(Function):
     """The values at `indices` (found by argmax or argmin along `dim`); the gradient goes there only."""
+
+    node_name = "MaxBackward0"  # PyTorch's name for this node
 
     @staticmethod
     def forward(ctx, x, indices, dim, keepdim):

@@ -1,21 +1,38 @@
-"""Ops that move elements around without changing them: their backward moves the gradient back."""
+"""Ops that move elements around without changing them: their backward moves the gradient back.
+
+narrow is composed from indexing (a slice along one dim), so its gradient is indexing's."""
+import operator
+
 import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
+from ..tensor import Tensor
+from .indexing import getitem
 from .util import normalize_dim
 
 
 class Reshape(Function):
+    node_name = "ViewBackward0"
+    returns_view = True  # when NumPy can reshape without a copy, as PyTorch's view
+
     @staticmethod
-    def forward(ctx, x, shape):
+    def forward(ctx, x, shape, op="reshape"):
         ctx.in_shape = x.shape
         try:
-            return x.reshape(shape)
+            out = x.reshape(shape)
         except ValueError:
             raise ShapeError(
-                f"reshape: a tensor of shape {x.shape} ({x.size} elements) cannot be viewed as {tuple(shape)}"
+                f"{op}: shape {list(shape)} is invalid for input of size {x.size}: a tensor of shape {x.shape} "
+                f"({x.size} elements) cannot be viewed as {tuple(shape)}"
             ) from None
+        if op.startswith("view") and out.size and not np.may_share_memory(out, x):  # NumPy had to copy
+            raise RuntimeError(
+                f"{op}: view size is not compatible with input tensor's size and stride (at least one dimension "
+                f"spans across two contiguous subspaces): the tensor of shape {x.shape} (a transpose, permute or "
+                f"slice) cannot be viewed as {tuple(shape)} without a copy. Use .reshape(...) instead."
+            )
+        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -24,6 +41,8 @@ class Reshape(Function):
 
 
 class Permute(Function):
+    returns_view = True
+
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
@@ -36,6 +55,8 @@ class Permute(Function):
 
 
 class Transpose(Function):
+    returns_view = True
+
     @staticmethod
     def forward(ctx, x, dim0, dim1):
         ctx.dim0, ctx.dim1 = dim0, dim1
@@ -48,6 +69,8 @@ class Transpose(Function):
 
 
 class Expand(Function):
+    returns_view = True  # a read-only broadcast view: in-place changes to it are refused
+
     @staticmethod
     def forward(ctx, x, shape):
         return np.broadcast_to(x, shape)
@@ -70,6 +93,8 @@ class Clone(Function):
 
 
 class Contiguous(Function):
+    node_name = "CloneBackward0"
+
     @staticmethod
     def forward(ctx, x):
         return np.ascontiguousarray(x)
@@ -87,7 +112,7 @@ def reshape(x, shape, op="reshape"):
     negative = [s for s in shape if s < -1]
     if negative:  # NumPy would treat any negative size as -1; PyTorch refuses them
         raise ShapeError(f"{op}: invalid size {negative[0]} in shape {shape}; sizes must be >= 0, or one -1")
-    return Reshape.apply(x, shape)
+    return Reshape.apply(x, shape, op=op)
 
 
 def transpose(x, dim0, dim1):
@@ -169,3 +194,32 @@ def contiguous(x):
     if x._array.flags.c_contiguous:
         return x
     return Contiguous.apply(x)
+
+
+def narrow(x, dim, start, length):
+    """x's elements start .. start + length - 1 along dim, as a view (PyTorch's narrow; start may be negative)."""
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = normalize_dim(_whole_number(dim, "dim"), x.ndim, "narrow")
+    start, length = _whole_number(start, "start"), _whole_number(length, "length")
+    size = x.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"narrow: start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    start = start + size if start < 0 else start
+    if length < 0:
+        raise RuntimeError(f"narrow(): length must be non-negative, got {length}.")
+    if start + length > size:
+        raise RuntimeError(
+            f"narrow: start ({start}) + length ({length}) exceeds dimension size ({size}) (dim {d} of shape {x.shape})."
+        )
+    return getitem(x, (slice(None),) * d + (slice(start, start + length),))
+
+
+def _whole_number(value, what):
+    """An int (or a one-element integer tensor, as PyTorch's narrow takes for start); floats are refused."""
+    if isinstance(value, Tensor) and value.dtype.kind in "iu" and value.numel() == 1:
+        return int(value.item())
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"narrow: {what} must be an integer, got {type(value).__name__} {value!r:.40}") from None

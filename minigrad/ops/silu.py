@@ -5,6 +5,8 @@ from ..function import Function
 
 
 class SiLU(Function):
+    node_name = "SiluBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x):
         s = 0.5 * (np.tanh(0.5 * x) + 1)  # sigmoid(x) in the form that cannot overflow

@@ -91,6 +91,8 @@ class Sigmoid(Function):
 
 
 class ReLU(Function):
+    node_name = "ReluBackward0"  # PyTorch's name for this node
+
     # Saves its output y rather than x (y > 0 exactly where x > 0): y is kept anyway by the op that
     # uses it, so x can be freed.
     @staticmethod
@@ -120,6 +122,8 @@ class Abs(Function):
 
 
 class Clamp(Function):
+    node_name = "ClampBackward1"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, low, high):
         ctx.save_for_backward(x)
@@ -193,6 +197,8 @@ class Rsqrt(Function):
 
 
 class ToDtype(Function):
+    node_name = "ToCopyBackward0"  # PyTorch's name for this node
+
     @staticmethod
     def forward(ctx, x, dtype):
         ctx.in_dtype = x.dtype

@@ -129,13 +129,13 @@ def blame(fn, inputs=(), *, model=None, eps=1e-6, atol=1e-5, rtol=1e-3, n_direct
     checks = []
     for node in nodes:
         ok, message = _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full)
-        checks.append(OpCheck(node.op_index, node.name, node.module_path, ok, message))
+        checks.append(OpCheck(node.op_index, node.op_name, node.module_path, ok, message))
     return BlameReport(checks)
 
 
 def _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full):
     """(True, ""), (False, what disagreed) or (None, why the op could not be re-run)."""
-    cls = type(node)
+    cls = node.op_class or type(node)  # the op itself (the node's class is its PyTorch-named subclass)
     needs = node.needs_input_grad
     kwargs = node.recorded_kwargs
     args = [a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a

@@ -130,7 +130,7 @@ def draw_graph(tensor, model=None, collapse=(), max_depth=None, show_grad=True, 
     for t in order:
         if t.grad_fn is not None and t.grad_fn.freed:
             raise RuntimeError(
-                f"draw_graph: backward() has freed the graph (at {t.grad_fn.name}); draw it before "
+                f"draw_graph: backward() has freed the graph (at {t.grad_fn.op_name}); draw it before "
                 "backward, or call backward(retain_graph=True)"
             )
     param_names = {id(p): name for name, p in model.named_parameters()} if model is not None else {}
@@ -186,7 +186,7 @@ def draw_graph(tensor, model=None, collapse=(), max_depth=None, show_grad=True, 
                 path = inside[0].rpartition(".")[0]  # also used elsewhere (a tied weight): drawn beside it
         unit[id(t)] = ids[id(t)]
         if node is not None:
-            label = [node.name if t.name is None else f"{t.name} = {node.name}", _shape(t.shape)]  # e.g. "W_Q = GetItem"
+            label = [node.op_name if t.name is None else f"{t.name} = {node.op_name}", _shape(t.shape)]  # e.g. "W_Q = GetItem"
             grad_norm = norm(t.grad._array) if t.grad is not None else getattr(node, "grad_norm", None)
             attrs = _ROOT if t is tensor else _OP
         else:

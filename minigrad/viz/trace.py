@@ -62,10 +62,10 @@ class trace_backward:
             if g is not None:
                 g = np.asarray(g)
                 if g.shape != parent.shape:  # what the engine will hand on
-                    g = engine.sum_to_shape(g, parent.shape, node.name + ".backward")
+                    g = engine.sum_to_shape(g, parent.shape, node.op_name + ".backward")
             inputs.append((parent.shape, None if g is None else norm(g)))
         node.grad_norm = norm(grad)
-        self.entries.append(TraceEntry(len(self.entries) + 1, node.name, getattr(node, "module_path", ""),
+        self.entries.append(TraceEntry(len(self.entries) + 1, node.op_name, getattr(node, "module_path", ""),
                                        output.shape, node.grad_norm, tuple(inputs)))
 
     def __len__(self):
