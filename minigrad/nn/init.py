@@ -1,4 +1,5 @@
-"""Initialisers: fill a tensor in place from minigrad's seeded generator (PyTorch's names and formulas)."""
+"""Initialisers: fill a tensor in place from minigrad's seeded generator, or the `generator=` given
+(PyTorch's names, formulas and arguments)."""
 import math
 
 import numpy as np
@@ -20,12 +21,12 @@ def _fill(tensor, values):
     return tensor
 
 
-def uniform_(tensor, a=0.0, b=1.0):
-    return _fill(tensor, _random.default_generator().uniform(a, b, tensor.shape))
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    return _fill(tensor, _random.numpy_generator(generator, "uniform_").uniform(a, b, tensor.shape))
 
 
-def normal_(tensor, mean=0.0, std=1.0):
-    return _fill(tensor, _random.default_generator().normal(mean, std, tensor.shape))
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    return _fill(tensor, _random.numpy_generator(generator, "normal_").normal(mean, std, tensor.shape))
 
 
 def constant_(tensor, val):
@@ -40,16 +41,16 @@ def ones_(tensor):
     return _fill(tensor, 1)
 
 
-def xavier_uniform_(tensor, gain=1.0):
+def xavier_uniform_(tensor, gain=1.0, generator=None):
     """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)): keeps activation variance across layers."""
     fan_in, fan_out = _fans(tensor)
     a = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -a, a)
+    return uniform_(tensor, -a, a, generator)
 
 
-def xavier_normal_(tensor, gain=1.0):
+def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _fans(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -68,7 +69,7 @@ def calculate_gain(nonlinearity, param=None):
     raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
 
 
-def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """U(-b, b), b = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity, a) (leaky_relu: sqrt(2 / (1 + a^2)))."""
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"kaiming_uniform_: mode must be 'fan_in' or 'fan_out', got {mode!r}")
@@ -76,7 +77,7 @@ def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
     fan = fan_in if mode == "fan_in" else fan_out
     gain = calculate_gain(nonlinearity, a)
     bound = gain * math.sqrt(3.0 / fan)
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def _kaiming_std(op, tensor, a, mode, nonlinearity):
@@ -91,7 +92,7 @@ def _kaiming_std(op, tensor, a, mode, nonlinearity):
 
 def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """N(0, std^2), std = gain / sqrt(fan) (He et al. 2015): keeps the variance of ReLU activations."""
-    return normal_(tensor, 0.0, _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity))
+    return normal_(tensor, 0.0, _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity), generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
@@ -104,7 +105,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         raise ValueError(f"trunc_normal_: the interval [a, b] must be non-empty, got a={a}, b={b}")
     if std <= 0:
         raise ValueError(f"trunc_normal_: std must be positive, got {std}")
-    rng = _random.default_generator()
+    rng = _random.numpy_generator(generator, "trunc_normal_")
     values = rng.normal(mean, std, tensor.shape)
     outside = (values < a) | (values > b)
     for _ in range(1000):
@@ -127,7 +128,7 @@ def orthogonal_(tensor, gain=1.0, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _random.default_generator().standard_normal((rows, cols))
+    flat = _random.numpy_generator(generator, "orthogonal_").standard_normal((rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
