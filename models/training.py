@@ -273,7 +273,7 @@ def _load_model(model, config, ckpt, path):
     check_model_layout(ckpt, path)
     try:
         model.load_state_dict(ckpt["model"])
-    except (ShapeError, TypeError) as error:
+    except (RuntimeError, TypeError) as error:  # load_state_dict raises PyTorch's RuntimeError
         raise CheckpointError(f"{path!r}: its weights do not fit its own model configuration {asdict(config)}: "
                               f"{error}") from error
 

@@ -11,12 +11,19 @@ import numpy as np
 
 from .. import dtype as _dtype
 from .. import function as _function
-from ..errors import ShapeError
 from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle
 from .parameter import Parameter
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+class _IncompatibleKeys(namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns, as PyTorch's (which prints this way when every key matched)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
 
 
 class Module:
@@ -364,8 +371,9 @@ class Module:
 
         Everything is checked before anything changes: missing and unexpected keys (when strict),
         values that are not numeric arrays or tensors, wrong shapes, and dtypes that would lose
-        information (floats into an integer buffer). One error lists every problem, and on any
-        problem the module is left exactly as it was.
+        information (floats into an integer buffer). One RuntimeError, worded as PyTorch's ("Error(s)
+        in loading state_dict for Linear: ..."), lists every problem, and on any problem the module is
+        left exactly as it was. Returns (missing_keys, unexpected_keys), as PyTorch.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(
@@ -375,23 +383,28 @@ class Module:
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        problems = []
-        if strict:
-            problems += [f"missing key {k!r}" for k in missing]
-            problems += [f"unexpected key {k!r}" for k in unexpected]
+        problems = []  # in PyTorch's words and order: missing keys, unexpected keys, then each value
+        if strict and missing:
+            problems.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if strict and unexpected:
+            problems.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
         staged = []  # (target, the array to copy in): nothing is written until every entry passed
         for key, target in own.items():
             if key not in state_dict:
                 continue
             array, problem = _checked_value(state_dict[key], target)
-            if problem:
-                problems.append(f"{key!r}: {problem}")
-            else:
+            if problem is None:
                 staged.append((target, array))
+            elif problem == "size mismatch":
+                problems.append(f"size mismatch for {key}: copying a param with shape {np.shape(array)} from "
+                                f"checkpoint, the shape in current model is {target.shape}.")
+            else:
+                problems.append(f"value problem for {key!r}: {problem}")
         if problems:
-            raise ShapeError(
-                f"load_state_dict of {type(self).__name__}: {len(problems)} problem(s), nothing was loaded:\n  "
-                + "\n  ".join(problems)
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(problems)
+                + "\n(nothing was loaded, the module is as it was; missing and unexpected keys are skipped with "
+                "strict=False, which returns them)"
             )
         for target, array in staged:
             target._array[...] = array
@@ -418,7 +431,7 @@ class Module:
 
 
 def _checked_value(value, target):
-    """(the array to copy into `target`, None), or (None, what is wrong with `value`)."""
+    """(the array to copy into `target`, None), or (None or the array, what is wrong with `value`)."""
     if isinstance(value, Tensor):
         array = value._array
     elif isinstance(value, (np.ndarray, np.generic, int, float, list, tuple)):
@@ -431,7 +444,7 @@ def _checked_value(value, target):
     if array.dtype.kind not in "biuf":
         return None, f"the checkpoint holds {array.dtype} values, not numbers the model can take"
     if array.shape != target.shape:
-        return None, f"checkpoint has shape {array.shape}, the model has {target.shape}"
+        return array, "size mismatch"  # load_state_dict words it as PyTorch does
     order = "biuf".index  # bool < integers < floats: loading may widen, never truncate
     if order(array.dtype.kind) > order(target.dtype.kind) and not (array.dtype.kind in "iu" and target.dtype.kind in "iu"):
         return None, f"checkpoint has dtype {array.dtype}, which would be truncated into the model's {target.dtype}"
