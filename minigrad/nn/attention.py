@@ -42,17 +42,27 @@ from .module import Module
 from .parameter import Parameter
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
-    """softmax(Q K^T * scale + mask) V with scale = 1/sqrt(d_k) unless given; PyTorch's semantics."""
-    output, _ = scaled_dot_product_attention_with_weights(query, key, value, attn_mask, dropout_p, is_causal, scale)
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V with scale = 1/sqrt(d_k) unless given; PyTorch's semantics.
+
+    enable_gqa=True (grouped-query attention): key and value may have fewer heads (dim -3) than the
+    query, as long as that number divides the query's; each key/value head then serves a group of
+    consecutive query heads.
+    """
+    output, _ = scaled_dot_product_attention_with_weights(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                                          enable_gqa=enable_gqa)
     return output
 
 
 def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
-                                              scale=None):
+                                              scale=None, enable_gqa=False):
     """As scaled_dot_product_attention, and also return the attention weights (..., T, S): the ones
     that multiplied V, so after dropout while dropout_p > 0 (as nn.MultiheadAttention returns them)."""
     _check_qkv(query, key, value)
+    if enable_gqa:
+        key, value = _share_heads(query, key, "key"), _share_heads(query, value, "value")
+    _check_batch_dims(query, key, value, enable_gqa)
     T, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)  # a Python float keeps float32
     # (Q * scale) K^T equals (Q K^T) * scale and scales T x d_k numbers instead of T x S
@@ -122,6 +132,37 @@ def _check_qkv(query, key, value):
         )
 
 
+
+
+def _share_heads(query, kv, name):
+    """Grouped-query attention: repeat each of kv's heads for its group of query heads (dim -3)."""
+    if query.ndim < 3 or kv.ndim < 3:
+        return kv  # no head dim: nothing to share, as PyTorch
+    q_heads, kv_heads = query.shape[-3], kv.shape[-3]
+    if kv_heads == q_heads:
+        return kv
+    if kv_heads == 0 or q_heads % kv_heads:
+        raise RuntimeError(
+            "scaled_dot_product_attention: Number of heads in key and value must divide the number of heads in "
+            f"query (enable_gqa=True): the query has {q_heads} heads, the {name} {kv_heads} (shapes {query.shape} "
+            f"and {kv.shape}, heads at dim -3)"
+        )
+    # (..., H_kv, S, d) -> (..., H_q, S, d): heads 0,0,..,1,1,..: query head h uses kv head h // group
+    return kv.repeat_interleave(q_heads // kv_heads, dim=-3)
+
+
+def _check_batch_dims(query, key, value, enable_gqa):
+    """The dims before (length, dim) must broadcast together, as in PyTorch's matmuls."""
+    try:
+        np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    except ValueError:
+        hint = ""
+        if not enable_gqa and query.ndim >= 3 and key.ndim >= 3 and query.shape[-3] != key.shape[-3]:
+            hint = " (fewer key/value heads than query heads: pass enable_gqa=True for grouped-query attention)"
+        raise ShapeError(
+            f"scaled_dot_product_attention: the batch and head dims of query {query.shape}, key {key.shape} and "
+            f"value {value.shape} must match or broadcast{hint}"
+        ) from None
 
 
 class MultiheadAttention(Module):
