@@ -1,13 +1,16 @@
 """See backprop through attention: makes the pictures in the README (and prints two tables).
 
-    python examples/visualize.py                # everything; trains the date model if runs/dates.npz is absent
-    python examples/visualize.py --steps 1500   # train it longer (the default is 1000 steps, a minute or two)
-    python examples/visualize.py --only graph   # just the computation graph (seconds)
+    python examples/visualize.py                  # everything, into runs/visualize/; trains the date model
+                                                  # (a minute or two) if runs/dates.npz is absent
+    python examples/visualize.py --only graph     # just the computation graph (seconds)
+    python examples/visualize.py --out docs/images  # refresh the README's own pictures (tracked files)
 
-Needs the `viz` extra (graphviz and matplotlib) and the Graphviz program `dot`. Writes to docs/images/:
+Needs the `viz` extra (graphviz and matplotlib). Writes to --out (default runs/visualize/):
 
-    attention_graph.svg, .png   the graph of one multi-head attention block inside a small Transformer,
-                                every other module collapsed to one node
+    attention_graph.gv          the graph of one multi-head attention block inside a small Transformer,
+                                every other module collapsed to one node, as DOT text
+    attention_graph.svg, .png   that graph drawn (needs the Graphviz program `dot`, which pip cannot
+                                install; without it these two are skipped, and the run says so)
     date_attention.png          the date model's cross-attention for one input, one map per head
     date_training_curves.png    the date model's loss and accuracy while it trained
 
@@ -59,7 +62,7 @@ def everything_but(model, focus):
     return collapse
 
 
-def draw_attention_graph(out_dir):
+def draw_attention_graph(out_dir, skipped):
     model = small_model()
     src, tgt_in, targets = small_batch()
     with viz.record_modules(model):
@@ -67,12 +70,27 @@ def draw_attention_graph(out_dir):
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD)
     with viz.trace_backward() as trace:
         loss.backward(retain_graph=True)  # keep the graph to draw it, now with gradient norms
-    graph = viz.draw_graph(loss, model=model, collapse=everything_but(model, FOCUS))
-    for ext, dpi in (("svg", "72"), ("png", "56")):  # a modest resolution keeps the PNG small
-        graph.attr(dpi=dpi)
-        path = os.path.join(out_dir, f"attention_graph.{ext}")
-        graph.render(outfile=path, cleanup=True)
-        shrink_png(path)
+    try:
+        graph = viz.draw_graph(loss, model=model, collapse=everything_but(model, FOCUS))
+    except ImportError:  # the trace below needs no graphviz
+        skipped.append(("attention_graph.gv, .svg, .png",
+                        "the graphviz Python package is not installed: pip install graphviz"))
+    else:
+        source = graph.source  # the graph as text: any Graphviz, here or elsewhere, draws it
+        if viz.dot_installed():
+            for ext, dpi in (("svg", "72"), ("png", "56")):  # a modest resolution keeps the PNG small
+                graph.attr(dpi=dpi)
+                path = os.path.join(out_dir, f"attention_graph.{ext}")
+                graph.render(outfile=path, cleanup=True)  # (cleanup removes the .gv that render writes)
+                shrink_png(path)
+                print(f"wrote {path}")
+        else:
+            skipped.append(("attention_graph.svg, .png",
+                            f"the Graphviz program `dot` is not installed; {viz.graph.INSTALL_GRAPHVIZ}"))
+            print("skipped attention_graph.svg and .png: the Graphviz program `dot` is not installed")
+        path = os.path.join(out_dir, "attention_graph.gv")
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(source)
         print(f"wrote {path}")
     print(f"\nBackward through {FOCUS}, in the order the engine visits it:")
     trace.entries = [e for e in trace.entries if e.module.startswith(FOCUS)]
@@ -156,28 +174,49 @@ def shrink_png(path, colors=256):
     """Store a PNG with a palette of `colors` colours: a third of the size, no visible change."""
     if not path.endswith(".png"):
         return
-    from PIL import Image  # installed with matplotlib
+    try:
+        from PIL import Image  # installed with matplotlib
+    except ImportError:
+        return  # the picture stays as it is, only larger
 
     with Image.open(path) as image:
         small = image.convert("RGB").quantize(colors)
     small.save(path, optimize=True)
 
 
+def have_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default=os.path.join("docs", "images"), help="where the images go")
+    parser.add_argument("--out", default=os.path.join("runs", "visualize"),
+                        help="where the images go (default runs/visualize; docs/images refreshes the README's)")
     parser.add_argument("--only", choices=["graph", "blame", "dates"], help="make just one part")
     parser.add_argument("--steps", type=int, default=1000, help="training steps, if the date model is trained here")
     parser.add_argument("--checkpoint", default=os.path.join("runs", "dates.npz"))
     parser.add_argument("--text", default="Sunday, November 22, 2026", help="the date whose attention is drawn")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
+    skipped = []  # (files, why): what this machine cannot make
     if args.only in (None, "graph"):
-        draw_attention_graph(args.out)
+        draw_attention_graph(args.out, skipped)
     if args.only in (None, "blame"):
         blame_demo()
     if args.only in (None, "dates"):
-        plot_date_attention(date_model(args.steps, args.checkpoint), args.text, args.out)
+        if have_matplotlib():
+            plot_date_attention(date_model(args.steps, args.checkpoint), args.text, args.out)
+        else:  # checked before training: the model would be trained for pictures that cannot be drawn
+            skipped.append(("date_attention.png, date_training_curves.png",
+                            "matplotlib is not installed: pip install matplotlib"))
+    if skipped:
+        print("\nSkipped (everything else was made):")
+        for files, why in skipped:
+            print(f"  {files}: {why}")
 
 
 if __name__ == "__main__":

@@ -3,18 +3,27 @@
     minigrad train copy                      # train, evaluate on held-out data, save runs/copy.npz
     minigrad train dates --steps 4000        # the date translation model
     minigrad train dates --resume            # go on from runs/dates.npz
+    minigrad train copy --overwrite          # start again, replacing runs/copy.npz
     minigrad translate "22 Nov 2026"         # with runs/dates.npz
     minigrad translate 0123456789 --checkpoint runs/copy.npz
     minigrad translate 12+34 --checkpoint runs/addition.npz
     minigrad translate "22 Nov 2026" --verbose --beam 3  # how sure the model is; three candidates
     minigrad eval --checkpoint runs/dates.npz
+    minigrad --version
+
+`train` never replaces a checkpoint silently: if --out (default runs/TASK.npz) already exists, it
+refuses and says how to go on from it (--resume), replace it (--overwrite) or keep it (another --out),
+as `transformers`' Trainer refuses a used output_dir unless told to overwrite it. Every command a
+message suggests is printed as it can be run.
 """
 import argparse
 import ctypes
 import math
 import os
+import shlex
 import signal
 import sys
+import tempfile
 
 import numpy as np
 
@@ -23,25 +32,43 @@ from .data import BOS, EOS, Vocab, pad_batch
 
 from . import inference
 from .gpt import generate
-from .training import TASKS, Trainer, load_for_inference
+from .training import TASKS, Trainer, default_checkpoint, load_for_inference, train_command
 from .transformer import beam_search, greedy_decode
+
+# How long `minigrad train TASK` takes with its defaults: the README's "Measured" table (2-core CPU)
+TRAINING_TIME = {"copy": "about 20 seconds", "dates": "about 4 minutes", "addition": "about 2.5 minutes"}
+
+
+class Refusal(Exception):
+    """What the user asked cannot be done as asked; the message says what to do instead."""
+
+    def __init__(self, message, status=1):
+        super().__init__(message)
+        self.status = status
 
 
 def _train(args):
-    path = args.out or os.path.join("runs", f"{args.task}.npz")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    path = args.out or default_checkpoint(args.task)
+    if args.babel and args.task != "dates":
+        raise Refusal(f"--babel is for the dates task only (it adds the date formats of more locales), "
+                      f"not for {args.task}", status=2)
+    _check_out(path, args)
     overrides = {k: v for k, v in dict(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                                         seed=args.seed).items() if v is not None}
     if args.resume:
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"--resume: there is no checkpoint at {path} to go on from "
-                                    f"(leave out --resume to start, or give its path with --out)")
-        trainer = Trainer.resume(path, task=args.task)
+        trainer = _with_babel(lambda: Trainer.resume(path, task=args.task), f"resuming {path}, a dates model "
+                                                                             "trained with --babel,")
         if args.babel and not trainer.task_args.get("use_babel"):  # another vocabulary: another model
             raise mg.CheckpointError(f"{path} holds a {args.task} model trained without --babel; --babel asks for "
                                      "a model with the larger vocabulary of more locales (choose another --out)")
         if args.steps is not None:
             trainer.train_config.steps = args.steps
+        done = _nothing_to_train(trainer)
+        if done:  # the checkpoint is left as it is
+            more = train_command(args.task, path, "--resume", "--steps", str(trainer.step + 1000))
+            print(f"{path}: {done}; nothing to train. To train it on: {more}; its held-out accuracy: "
+                  f"{shlex.join(['minigrad', 'eval', '--checkpoint', path])}")
+            return 0
         ignored = [flag for flag, value in (("--batch-size", args.batch_size), ("--lr", args.lr), ("--seed", args.seed))
                    if value is not None]
         if ignored:
@@ -49,9 +76,10 @@ def _train(args):
         print(f"resuming {args.task} from {path} at step {trainer.step}")
     else:
         task_args = {"use_babel": True} if args.babel else {}
-        trainer = Trainer(args.task, train_overrides=overrides, task_args=task_args)
+        trainer = _with_babel(lambda: Trainer(args.task, train_overrides=overrides, task_args=task_args),
+                              "--babel")
     n_params = sum(p.numel() for p in trainer.model.parameters())
-    print(f"task {args.task}: {n_params:,} parameters, up to {trainer.train_config.steps} steps")
+    print(f"task {args.task}: {n_params:,} parameters, up to {trainer.train_config.steps} steps", flush=True)
     try:
         accuracy = trainer.run(progress=not args.quiet, checkpoint=path)
     except KeyboardInterrupt:
@@ -59,11 +87,75 @@ def _train(args):
             trainer.save(path)  # consistent however the interrupt fell: see training._DeferredInterrupt
         signum = getattr(trainer, "interrupted_by", None) or signal.SIGINT
         print(f"\ninterrupted ({signal.Signals(signum).name}) at step {trainer.step}; saved {path}. "
-              f"Go on with: minigrad train {args.task} --resume")
+              f"Go on with: {train_command(args.task, path, '--resume')}")
         return 128 + signum  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
     print(f"held-out exact match: {accuracy:.2%} after {trainer.step} steps, {trainer.elapsed:.1f} s; saved {path}")
     _show_examples(trainer)
     return 0
+
+
+def _nothing_to_train(trainer):
+    """Why a resumed run would not train (None if it would): its steps are done, or it stopped early
+    at its accuracy target."""
+    tc, history = trainer.train_config, trainer.history
+    if trainer.step >= tc.steps:
+        return f"it is at step {trainer.step} of {tc.steps}"
+    if history["eval_step"] and history["eval_step"][-1] == trainer.step and \
+            history["eval_accuracy"][-1] >= tc.stop_at_accuracy:
+        return (f"it reached held-out exact match {history['eval_accuracy'][-1]:.2%} at step {trainer.step}, "
+                f"where training stops")
+    return None
+
+
+def _check_out(path, args):
+    """Refuse, before any training, a checkpoint path that cannot be written or would silently replace
+    a checkpoint; create its folder."""
+    if os.path.isdir(path):
+        raise Refusal(f"--out {path} is a folder; give the checkpoint's file path, such as "
+                      f"{os.path.join(path, args.task + '.npz')}", status=2)
+    if args.resume:
+        if not os.path.exists(path):
+            raise Refusal(f"--resume: there is no checkpoint at {path} to go on from; start a new run with "
+                          f"`{train_command(args.task, path)}`")
+    elif os.path.exists(path) and not args.overwrite:
+        held = _describe(path)
+        ways = [f"`{train_command(held[0], path, '--resume')}` goes on training it"] if held else []
+        ways += [f"`{train_command(args.task, path, '--overwrite')}` starts again and replaces it",
+                 "--out OTHER.npz keeps it and trains into another file"]
+        what = f"a {held[0]} model trained {held[1]:,} steps" if held else "a file"
+        raise Refusal(f"{path} already holds {what}, and training would overwrite it: " + "; ".join(ways))
+    folder = os.path.dirname(os.path.abspath(path))
+    above = folder
+    while not os.path.exists(above):  # the nearest part of the path that exists must be a folder
+        above = os.path.dirname(above)
+    if not os.path.isdir(above):
+        raise Refusal(f"cannot write the checkpoint {path}: {above} is a file, not a folder", status=2)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):  # found now, not when the first checkpoint is saved
+            pass
+    except OSError as error:
+        raise Refusal(f"cannot write the checkpoint {path} into {folder}: {error.strerror or error}") from None
+
+
+def _describe(path):
+    """(task, step) of the training checkpoint at `path`, or None if it is not one (said only to inform)."""
+    try:
+        ckpt = mg.load(path)
+        return str(ckpt["task"]), int(ckpt["step"])
+    except Exception:  # anything unreadable is simply "a file"
+        return None
+
+
+def _with_babel(make, what):
+    """make(), or a Refusal saying how to install Babel if the dates formats of more locales need it."""
+    try:
+        return make()
+    except ImportError as error:
+        if not (error.name or "").startswith("babel"):
+            raise
+        raise Refusal(f"{what} needs Babel, for the date formats of more locales: pip install babel "
+                      "(or the project's `dates` extra: pip install -e \".[dates]\")") from None
 
 
 def _show_examples(trainer, n=5):
@@ -84,22 +176,34 @@ def _show_examples(trainer, n=5):
 def _translate(args):
     """Refuse what the model cannot read (before it runs), translate, and say how sure the model is:
     models/inference.py holds the checks and the confidence threshold."""
-    model, ckpt = load_for_inference(args.checkpoint)
+    path = args.checkpoint or default_checkpoint("dates")
+    if args.checkpoint is None:  # the dates model: an a+b input was surely meant for the addition model
+        for text in args.text:
+            if inference.looks_like(text) == "addition":
+                raise Refusal(f"{text!r} looks like an input of the addition model, and without --checkpoint "
+                              f"translate uses the dates model ({path}):{_use_instead(text, 'addition')}", status=2)
+    model, ckpt = _load(path, "--checkpoint", load_for_inference, default="dates" if args.checkpoint is None else None)
     task = ckpt["task"]
-    try:
-        if task == "addition":
-            if args.beam:
-                raise inference.InputError("--beam: the addition model decodes greedily; beam search is for "
-                                           "the sequence-to-sequence models (copy, reverse, dates)")
-            vocab = Vocab(ckpt["vocab"])
-            inputs = [inference.parse_addition(text) for text in args.text]
-        else:
-            src_vocab, tgt_vocab = Vocab(ckpt["src_vocab"]), Vocab(ckpt["tgt_vocab"])
-            length = inference.trained_length(task, ckpt["task_args"])
-            inputs = [inference.check_source(text, task, src_vocab, model.config.max_len, length) for text in args.text]
-    except inference.InputError as error:
-        print(f"minigrad translate: {error}", file=sys.stderr)
-        return 2  # as argparse's own refusals
+    if task == "addition" and args.beam:
+        raise Refusal("--beam: the addition model decodes greedily; beam search is for the sequence-to-sequence "
+                      "models (copy, reverse, dates)", status=2)
+    if task == "addition":
+        vocab = Vocab(ckpt["vocab"])
+    else:
+        src_vocab, tgt_vocab = Vocab(ckpt["src_vocab"]), Vocab(ckpt["tgt_vocab"])
+        length = inference.trained_length(task, ckpt["task_args"])
+    inputs = []  # every input is checked before the model runs on any
+    for text in args.text:
+        try:
+            if task == "addition":
+                inputs.append(inference.parse_addition(text))
+            else:
+                inputs.append(inference.check_source(text, task, src_vocab, model.config.max_len, length))
+        except inference.InputError as error:
+            meant = inference.looks_like(text)
+            hint = f"\n  {text!r} looks like an input of the {meant} model:{_use_instead(text, meant)}" \
+                if meant not in (None, task) else ""
+            raise Refusal(f"{error}{hint}", status=2) from None  # 2: as argparse's own refusals
     for text, parsed in zip(args.text, inputs):
         candidates = []
         if task == "addition":
@@ -134,8 +238,43 @@ def _translate(args):
     return 0
 
 
+def _use_instead(text, task):
+    """ ` minigrad translate TEXT --checkpoint ...` for the task's model, and how to train it if it is absent."""
+    path = default_checkpoint(task)
+    words = ["minigrad", "translate", text] + ([] if task == "dates" else ["--checkpoint", path])
+    hint = f" `{shlex.join(words)}`"
+    if not os.path.exists(path):
+        hint += f", once trained with `{train_command(task, path)}`" + (f" ({TRAINING_TIME[task]})" if task in
+                                                                         TRAINING_TIME else "")
+    return hint
+
+
+def _load(path, option, load, default=None):
+    """load(path), or a Refusal that says how to make the checkpoint if there is none at `path`.
+
+    default: the task whose model `path` is by default (the option was not given)."""
+    if os.path.isdir(path):
+        raise Refusal(f"{option} {path} is a folder, not a checkpoint file", status=2)
+    if not os.path.exists(path):
+        task = default or next((t for t in TASKS if os.path.basename(path) == f"{t}.npz"), None)
+        given = f" (the default {option}: the {task} model)" if default else ""
+        if task is None:
+            others = ", ".join(t for t in TASKS if t != "copy")
+            raise Refusal(f"there is no checkpoint at {path}: train a model into it first, such as "
+                          f"`minigrad train copy --out {shlex.quote(path)}` (or {others} in place of copy)")
+        time = f" ({TRAINING_TIME[task]})" if task in TRAINING_TIME else ""
+        also = ", or name another model with --checkpoint" if default else ""
+        raise Refusal(f"there is no checkpoint at {path}{given}: train it first with "
+                      f"`{train_command(task, path)}`{time}{also}")
+    try:
+        return load(path)
+    except OSError as error:
+        raise Refusal(f"cannot read {path}: {error.strerror or error}") from None
+
+
 def _evaluate(args):
-    trainer = Trainer.resume(args.checkpoint)
+    trainer = _load(args.checkpoint, "--checkpoint", lambda path: _with_babel(lambda: Trainer.resume(path),
+                    f"{path}, a dates model trained with --babel,"))
     accuracy = trainer.evaluate()
     src, _ = trainer.task.test_set()
     print(f"{trainer.task_name}: held-out exact match {accuracy:.2%} on {len(src)} examples (step {trainer.step})")
@@ -184,22 +323,52 @@ def _parse(kind, text, what):
 
 
 def main(argv=None):
+    """Run the command; returns its exit status (argparse's refusals and --help/--version exit itself)."""
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()  # a reader that has gone (`| head -1`) shows here, where it can be caught
+    except BrokenPipeError:
+        # stop quietly, as programs killed by SIGPIPE do; stdout goes to devnull so that Python's own
+        # final flush does not print the error again (Python's documentation on SIGPIPE)
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 128 + getattr(signal, "SIGPIPE", 13)
+    except KeyboardInterrupt:  # outside training, which saves and says how to go on itself
+        print("\ninterrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
+
+
+def _main(argv):
     _keep_freed_memory()
-    parser = argparse.ArgumentParser(prog="minigrad", description="Train and use minigrad's toy Transformers.")
+    parser = argparse.ArgumentParser(
+        prog="minigrad", description="Train and use minigrad's toy Transformers.",
+        epilog="minigrad COMMAND --help tells more about each command.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {mg.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    train = sub.add_parser("train", help="train a model on a toy task")
+    train = sub.add_parser(
+        "train", help="train a model on a toy task",
+        description="Train a model on a toy task, evaluate it on held-out data, and save a checkpoint. "
+                    "A checkpoint that already exists at --out is never replaced silently: give --resume "
+                    "to go on from it, --overwrite to start again and replace it, or another --out.")
     train.add_argument("task", choices=sorted(TASKS))
     train.add_argument("--steps", type=_positive_int, help="the most training steps (training stops early at 100%%)")
     train.add_argument("--batch-size", type=_positive_int)
     train.add_argument("--lr", type=_positive_float, help="peak learning rate")
     train.add_argument("--seed", type=_non_negative_int)
     train.add_argument("--out", help="checkpoint path (default runs/TASK.npz)")
-    train.add_argument("--resume", action="store_true", help="go on from the checkpoint at --out")
+    again = train.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true", help="go on from the checkpoint at --out")
+    again.add_argument("--overwrite", action="store_true",
+                       help="start again, replacing the checkpoint at --out if there is one")
     train.add_argument("--babel", action="store_true", help="dates: add the formats of more locales (needs Babel)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     translate = sub.add_parser("translate", help="run a trained model on new inputs")
     translate.add_argument("text", nargs="+")
-    translate.add_argument("--checkpoint", default=os.path.join("runs", "dates.npz"))
+    translate.add_argument("--checkpoint", help="the model (default runs/dates.npz)")
     translate.add_argument("--beam", type=_positive_int, metavar="N",
                            help="beam search with N beams; lists the N candidates with their probabilities")
     translate.add_argument("--verbose", action="store_true",
@@ -210,6 +379,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         return {"train": _train, "translate": _translate, "eval": _evaluate}[args.command](args)
+    except Refusal as error:
+        prefix = "minigrad translate" if args.command == "translate" else "minigrad"
+        print(f"{prefix}: {error}", file=sys.stderr)
+        return error.status
     except (FileNotFoundError, mg.CheckpointError) as error:
         print(f"minigrad: {error}", file=sys.stderr)
         return 1

@@ -3,7 +3,8 @@
 `minigrad translate` (models/cli.py) is built from three checks, each usable on its own:
 
 1. **Inputs the model cannot read are refused before it runs** (`check_source`, `parse_addition`),
-   with an `InputError` whose message names the limit. The longest input a sequence-to-sequence model
+   with an `InputError` whose message names the limit, or the characters the model does not know
+   (`looks_like` guesses which task's model an input was meant for). The longest input a seq2seq model
    takes comes from its positional-encoding table (`config.max_len` positions): the encoder reads at
    most max_len source symbols (dates), and for copy and reverse the answer (BOS, the symbols, EOS)
    must also fit into the decoder's max_len positions. Copy and reverse models are trained on one
@@ -81,15 +82,19 @@ def check_source(text, task, vocab, max_len, length=None):
         takes = f"the {task} model takes 1 to {limit} {unit} (its positional table covers {max_len} positions)"
     if not text.strip():  # also blank: spaces are characters of dates, but a blank input holds no date
         raise InputError(f"the input is empty: {takes}")
+    # unknown characters first: "12abé" is not "5 digits" to a model that knows no letters
+    unknown = list(dict.fromkeys(s for s in symbols if s not in vocab.stoi))  # in the order they appear
+    if unknown:
+        known = vocab.to_list()
+        reads = f" (it reads only {''.join(known)!r})" if len(known) <= 20 else ""
+        raise InputError(f"characters {unknown} in {_shown(text)} are not in the {task} model's vocabulary{reads}")
     if len(symbols) > limit or (length is not None and len(symbols) != length):
         raise InputError(f"the input has {len(symbols)} {unit}: {takes}: {_shown(text)}")
-    unknown = sorted({s for s in symbols if s not in vocab.stoi})
-    if unknown:
-        raise InputError(f"characters {unknown} are not in the {task} model's vocabulary")
     return symbols
 
 
 _ADDITION = re.compile(r"\s*([0-9]+)\s*\+\s*([0-9]+)\s*")  # ASCII digits only: int() also reads '٣'
+_ADDITION_CHARACTERS = set("0123456789+ ")
 
 
 def parse_addition(text):
@@ -98,6 +103,9 @@ def parse_addition(text):
     takes = "the addition model takes 'a+b' with a and b in 0..99, such as 12+34"
     if not text.strip():
         raise InputError(f"the input is empty: {takes}")
+    unknown = list(dict.fromkeys(c for c in text if c not in _ADDITION_CHARACTERS))
+    if unknown:
+        raise InputError(f"characters {unknown} in {_shown(text)} are not what the addition model reads: {takes}")
     match = _ADDITION.fullmatch(text)
     if match is None:
         raise InputError(f"{_shown(text)} is not of the form a+b: {takes}")
@@ -105,6 +113,21 @@ def parse_addition(text):
     if a > 99 or b > 99:
         raise InputError(f"{_shown(text)} has an operand above 99: {takes}")
     return a, b
+
+
+_MONTH = re.compile(r"(?i)(jan|feb|m[aä]r|apr|ma[iy]|jun|jul|aug|sep|o[ck]t|nov|de[cz])")
+_NUMERIC_DATE = re.compile(r"[0-9]{1,4}[./-][0-9]{1,2}[./-][0-9]{1,4}")
+
+
+def looks_like(text):
+    """The task whose inputs `text` looks like, to point a user at the right model, or None when it is
+    not clear: 'addition' for a+b, 'dates' for text naming a month or written as 11/22/26. (Ten digits
+    could be copy or reverse, so digits alone suggest nothing.)"""
+    if _ADDITION.fullmatch(text):
+        return "addition"
+    if re.search(r"[0-9]", text) and (_MONTH.search(text) or _NUMERIC_DATE.search(text)):
+        return "dates"
+    return None
 
 
 # ---- 2. confidence -------------------------------------------------------------------------------

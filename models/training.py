@@ -3,7 +3,10 @@
 A checkpoint holds everything needed to resume exactly (model, optimizer, scheduler, step, the
 random generators' states, the history) and to translate later (configs and vocabularies).
 """
+import os
+import shlex
 import signal
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -53,6 +56,20 @@ DEFAULT_TRAINING = {
     "dates": dict(steps=4000, batch_size=64, lr=2e-3, warmup=200, eval_every=500, stop_at_accuracy=1.0),
     "addition": dict(steps=6000, batch_size=128, lr=2e-3, warmup=200, eval_every=500, stop_at_accuracy=1.0),
 }
+
+
+def default_checkpoint(task):
+    """Where `minigrad train TASK` saves, and `--resume` reads, when no --out is given."""
+    return os.path.join("runs", f"{task}.npz")
+
+
+def train_command(task, path, *flags):
+    """The `minigrad train` command line that trains `task` into the checkpoint `path`, as a message
+    should print it: `--out` only where `path` is not the task's default, quoted for a POSIX shell."""
+    words = ["minigrad", "train", task, *flags]
+    if os.path.normpath(os.fspath(path)) != default_checkpoint(task):
+        words += ["--out", os.fspath(path)]
+    return shlex.join(words)
 
 
 def warmup_then_decay(warmup):
@@ -234,7 +251,8 @@ class Trainer:
         _require(ckpt, path, _TRAINING_KEYS, "a training checkpoint")
         if task is not None and ckpt["task"] != task:
             raise CheckpointError(f"{path!r} is a checkpoint of the {ckpt['task']!r} task, not of {task!r}; "
-                                  f"resume it with `train {ckpt['task']} --resume`, or choose another --out")
+                                  f"resume it with `{train_command(ckpt['task'], path, '--resume')}`, or choose "
+                                  f"another --out")
         try:
             trainer = cls(ckpt["task"], _model_overrides(ckpt["model_config"]), ckpt["train_config"],
                           ckpt["task_args"])
@@ -294,7 +312,8 @@ def check_model_layout(ckpt, path):
         raise CheckpointError(
             f"{path!r} holds a model in minigrad's old layout (its own MultiHeadAttention and encoder/decoder "
             f"layers, before the models moved to PyTorch's nn.Transformer modules); it cannot be loaded. "
-            f"Train it again: minigrad train {ckpt.get('task', 'TASK')}"
+            "Train it again: " + (train_command(ckpt["task"], path, "--overwrite") if ckpt.get("task") in TASKS
+                                  else f"minigrad train TASK --overwrite --out {shlex.quote(os.fspath(path))}")
         )
 
 
@@ -381,7 +400,8 @@ class _critical:
 
 
 class _progress:
-    """A progress bar with loss and accuracy: tqdm when installed, a plain line otherwise."""
+    """A progress bar with loss and accuracy: tqdm when installed, a plain line otherwise; both on stderr,
+    so that the results on stdout can be piped, and a closed pipe cannot stop training."""
 
     def __init__(self, total, initial, enabled=True):
         self.enabled, self.total, self.n = enabled, total, initial
@@ -406,18 +426,18 @@ class _progress:
             self.last_print = time.perf_counter()
             filled = int(30 * self.n / self.total)
             print(f"\r[{'#' * filled}{'.' * (30 - filled)}] step {self.n}/{self.total}  loss {loss:.4f}  "
-                  f"token acc {token_accuracy:.3f}", end="", flush=True)
+                  f"token acc {token_accuracy:.3f}", end="", flush=True, file=sys.stderr)
 
     def note(self, text):
         if not self.enabled:
             return
         if self.bar is not None:
-            self.bar.write(text)
+            self.bar.write(text, file=sys.stderr)
         else:
-            print("\n" + text, flush=True)
+            print("\n" + text, flush=True, file=sys.stderr)
 
     def close(self):
         if self.bar is not None:
             self.bar.close()
         elif self.enabled:
-            print(flush=True)
+            print(flush=True, file=sys.stderr)

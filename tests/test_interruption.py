@@ -8,6 +8,7 @@ replayed). The uninterrupted reference run is made once, in this process.
 """
 import os
 import random
+import shlex
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from minigrad_models.cli import main
 from minigrad_models.training import Trainer
 
 REPO = str(Path(__file__).resolve().parents[1])  # the child imports this checkout's minigrad and models
@@ -75,11 +77,13 @@ def test_interrupted_training_resumes_bit_for_bit(tmp_path, uninterrupted, signa
     # 128 + the signal taken first (130 for SIGINT, 143 for SIGTERM); two signals pending at the same time
     # are handled in signal-number order, so SIGTERM then SIGINT may be seen as SIGINT first
     assert child.returncode in {128 + s for s in signals}, err
-    assert "interrupted" in out and "--resume" in out and "Traceback" not in err
-
+    assert "interrupted" in out and "Traceback" not in err
+    # the hint resumes THIS file (not runs/copy.npz), and runs as printed
+    hint = out.rsplit("Go on with: ", 1)[1].strip()
+    assert hint == f"minigrad train copy --resume --out {path}"
+    assert 1 <= Trainer.resume(path, task="copy").step < STEPS  # the signal fell during training
+    assert main(shlex.split(hint)[1:]) == 0
     resumed = Trainer.resume(path, task="copy")
-    assert 1 <= resumed.step < STEPS  # the signal fell during training
-    resumed.run(progress=False)
     assert resumed.step == STEPS
     for name, p in resumed.model.named_parameters():
         assert np.array_equal(p.detach().numpy(), uninterrupted[name]), name

@@ -104,9 +104,48 @@ def test_copy_refuses_lengths_it_was_not_trained_on(text, length, copy_model, ca
 
 def test_unknown_characters_are_still_refused_clearly(copy_model, dates_model, capsys):
     status, _, err = translate(capsys, "01234x6789", "--checkpoint", copy_model[0])
-    assert status == 2 and "characters ['x'] are not in the copy model's vocabulary" in err
+    assert status == 2 and "characters ['x'] in '01234x6789' are not in the copy model's vocabulary (it reads " \
+                           "only '0123456789')" in err
     status, _, err = translate(capsys, "22 Nov 2026 ☃", "--checkpoint", dates_model[0])
-    assert status == 2 and "characters ['☃'] are not in the dates model's vocabulary" in err
+    assert status == 2 and "characters ['☃'] in '22 Nov 2026 ☃' are not in the dates model's vocabulary\n" in err
+
+
+@pytest.mark.parametrize("text, unknown", [("12abé", ["a", "b", "é"]), ("abc", ["a", "b", "c"]),
+                                           ("0123456789abcdef", ["a", "b", "c", "d", "e", "f"])])
+def test_characters_a_digits_model_does_not_know_are_named_whatever_the_length(text, unknown, copy_model, capsys):
+    """Not "the input has 5 digits": the letters are what is wrong, named in the order they appear."""
+    status, out, err = translate(capsys, text, "--checkpoint", copy_model[0])
+    assert status == 2 and out == ""
+    assert err == (f"minigrad translate: characters {unknown} in {text!r} are not in the copy model's vocabulary "
+                   "(it reads only '0123456789')\n")
+
+
+def test_an_input_meant_for_another_model_gets_the_command_for_that_model(copy_model, untrained, capsys):
+    status, _, err = translate(capsys, "12+34", "--checkpoint", copy_model[0])
+    assert status == 2 and "characters ['+'] in '12+34' are not in the copy model's vocabulary" in err
+    assert "'12+34' looks like an input of the addition model: `minigrad translate 12+34 --checkpoint " \
+           "runs/addition.npz`" in err
+    status, _, err = translate(capsys, "22 Nov 2026", "--checkpoint", untrained["addition"])
+    assert status == 2 and "characters ['N', 'o', 'v'] in '22 Nov 2026' are not what the addition model reads" in err
+    assert "'22 Nov 2026' looks like an input of the dates model: `minigrad translate '22 Nov 2026'`" in err
+
+
+def test_an_addition_input_without_checkpoint_points_at_the_addition_model(untrained, tmp_path, monkeypatch, capsys):
+    """`translate 12+34` uses the dates model by default: it says which command was meant, and that command
+    runs as printed."""
+    monkeypatch.chdir(tmp_path)
+    status, out, err = translate(capsys, "12+34")
+    assert status == 2 and out == ""
+    assert err == ("minigrad translate: '12+34' looks like an input of the addition model, and without --checkpoint "
+                   "translate uses the dates model (runs/dates.npz): `minigrad translate 12+34 --checkpoint "
+                   "runs/addition.npz`, once trained with `minigrad train addition` (about 2.5 minutes)\n")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "addition.npz").write_bytes(open(untrained["addition"], "rb").read())
+    status, _, err = translate(capsys, "12+34")
+    assert status == 2 and err.endswith("`minigrad translate 12+34 --checkpoint runs/addition.npz`\n")
+    command = re.search(r"`minigrad (translate [^`]*)`", err).group(1).split()
+    status, out, _ = translate(capsys, *command[1:])
+    assert status == 0 and out.startswith("12+34 = ")
 
 
 @pytest.mark.parametrize("text, problem", [
@@ -114,14 +153,19 @@ def test_unknown_characters_are_still_refused_clearly(copy_model, dates_model, c
     ("12+100", "has an operand above 99"),
     ("1+2+3", "is not of the form a+b"),
     ("12+", "is not of the form a+b"),
-    ("12-3", "is not of the form a+b"),
-    ("١٢+3", "is not of the form a+b"),  # digits int() reads, but not the model's
-    ("²+3", "is not of the form a+b"),
+    ("12-3", "holds ['-']"),
+    ("١٢+3", "holds ['١', '٢']"),  # digits int() reads, but not the model's
+    ("²+3", "holds ['²']"),
+    ("12abé", "holds ['a', 'b', 'é']"),
 ])
 def test_addition_refuses_what_does_not_fit_its_format(text, problem, untrained, capsys):
     status, out, err = translate(capsys, text, "--checkpoint", untrained["addition"])
     assert status == 2 and out == ""
-    assert f"{text!r} {problem}: the addition model takes 'a+b' with a and b in 0..99, such as 12+34" in err
+    takes = "the addition model takes 'a+b' with a and b in 0..99, such as 12+34"
+    if problem.startswith("holds "):
+        assert f"characters {problem[6:]} in {text!r} are not what the addition model reads: {takes}" in err
+    else:
+        assert f"{text!r} {problem}: {takes}" in err
 
 
 def test_addition_accepts_spaces_and_both_ends_of_the_range(untrained, capsys):

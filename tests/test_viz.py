@@ -1,7 +1,10 @@
 """minigrad.viz: module recording, graph drawing (DOT always, SVG when Graphviz is installed),
 the backward trace, gradient blame, attention maps and training curves."""
+import os
 import re
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -254,6 +257,42 @@ def test_renders_svg_and_png(tmp_path):
     assert "image/svg+xml" in g._repr_mimebundle_()  # what Jupyter shows
 
 
+# ---- without the Graphviz program `dot` (a fresh machine: pip cannot install it) ---------------------
+def test_without_dot_a_graph_displays_a_note_and_rendering_says_how_to_install_graphviz(tmp_path, without_dot):
+    layer, _, loss = encoder_layer_loss()
+    g = viz.draw_graph(loss, model=layer, collapse=["linear1", "linear2"])
+    assert not viz.dot_installed()
+    n_nodes, n_edges = len(node_ids(g)), len(edges(g))
+    assert n_nodes > 10 and n_edges > 10
+    bundle = g._repr_mimebundle_()  # what Jupyter calls to show a bare `g`
+    assert list(bundle) == ["text/plain"]
+    assert bundle["text/plain"].startswith(f"computation graph: {n_nodes} nodes, {n_edges} edges, not drawn: "
+                                           "the Graphviz program `dot` is not installed; install Graphviz")
+    assert "apt install graphviz" in bundle["text/plain"] and "graph.source" in bundle["text/plain"]
+    assert repr(g) == f"<computation graph: {n_nodes} nodes, {n_edges} edges>"
+    for draw in (lambda: g.render(outfile=tmp_path / "graph.svg"), lambda: g.pipe(format="svg")):
+        with pytest.raises(graphviz.ExecutableNotFound, match=r"needs the Graphviz program `dot`, which is not "
+                                                              r"installed: install Graphviz .*brew install graphviz"):
+            draw()
+    assert not (tmp_path / "graph.svg").exists()  # (graphviz writes the DOT text graph.gv before it runs `dot`)
+    assert "Softmax" in g.source  # the DOT text needs no program
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the stand-in `dot` is a shell script")
+def test_where_dot_exists_jupyter_gets_the_svg_it_draws(tmp_path, monkeypatch):
+    """A stand-in `dot` on PATH (so this runs without Graphviz): the display is what `dot` wrote, as SVG."""
+    stand_in = tmp_path / "bin" / "dot"
+    stand_in.parent.mkdir()
+    stand_in.write_text("#!/bin/sh\ncat > /dev/null\nprintf '<svg>drawn by the stand-in: %s</svg>' \"$*\"\n")
+    stand_in.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stand_in.parent}{os.pathsep}{os.environ['PATH']}")
+    assert viz.dot_installed()
+    _, _, loss = encoder_layer_loss()
+    bundle = viz.draw_graph(loss)._repr_mimebundle_()
+    assert list(bundle) == ["image/svg+xml"]
+    assert bundle["image/svg+xml"].startswith("<svg>drawn by the stand-in:") and "-Tsvg" in bundle["image/svg+xml"]
+
+
 # ---- the backward trace -----------------------------------------------------------------------
 def test_trace_lists_ops_in_backward_order_with_gradient_norms():
     x = mg.ones(2, 3, requires_grad=True)
@@ -413,26 +452,54 @@ def test_plot_attention_and_training_curves(tmp_path):
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
 
 
+def tiny_dates_checkpoint(path):
+    """A date model trained 3 steps: the example then draws its attention without training for minutes."""
+    from minigrad_models.training import Trainer
+
+    trainer = Trainer("dates", model_overrides=dict(d_model=16, d_ff=32, num_encoder_layers=1, num_decoder_layers=1),
+                      train_overrides=dict(steps=3), task_args=dict(first_year=2020, last_year=2027, n_test=50))
+    for _ in range(3):
+        trainer.train_step()
+    trainer.save(str(path))
+    return str(path)
+
+
 @needs_dot
 def test_visualize_example_makes_its_pictures(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     import runpy
 
-    from minigrad_models.training import Trainer
-
-    checkpoint = tmp_path / "dates.npz"
-    trainer = Trainer("dates", model_overrides=dict(d_model=16, d_ff=32, num_encoder_layers=1, num_decoder_layers=1),
-                      train_overrides=dict(steps=3), task_args=dict(first_year=2020, last_year=2027, n_test=50))
-    for _ in range(3):
-        trainer.train_step()
-    trainer.save(str(checkpoint))
+    checkpoint = tiny_dates_checkpoint(tmp_path / "dates.npz")
     main = runpy.run_path(str(ROOT / "examples" / "visualize.py"))["main"]
-    main(["--out", str(tmp_path), "--checkpoint", str(checkpoint)])
+    main(["--out", str(tmp_path), "--checkpoint", checkpoint])
     printed = capsys.readouterr().out
-    for name in ("attention_graph.svg", "attention_graph.png", "date_attention.png", "date_training_curves.png"):
+    for name in ("attention_graph.gv", "attention_graph.svg", "attention_graph.png", "date_attention.png",
+                 "date_training_curves.png"):
         assert (tmp_path / name).stat().st_size > 0
     assert "first wrong backward: op #" in printed and "BadSwish in encoder.layers.0.activation" in printed
     assert "Softmax     encoder.layers.0.self_attn" in printed  # the backward trace of the block
+    assert "kipped" not in printed
+
+
+def test_visualize_example_without_dot_makes_everything_else_and_says_what_it_skipped(tmp_path, without_dot):
+    """`python examples/visualize.py` on a fresh machine, with its defaults: it writes under runs/ of the
+    folder it runs in (never the repository's docs/images), every output that needs no `dot`, and it
+    names the two pictures it skipped and how to install Graphviz."""
+    pytest.importorskip("matplotlib")
+    checkpoint = tiny_dates_checkpoint(tmp_path / "dates.npz")
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "visualize.py"), "--checkpoint", checkpoint],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    out_dir = tmp_path / "runs" / "visualize"
+    assert sorted(f.name for f in out_dir.iterdir()) == ["attention_graph.gv", "date_attention.png",
+                                                          "date_training_curves.png"]
+    assert (out_dir / "attention_graph.gv").read_text().startswith("digraph minigrad {")
+    assert "first wrong backward: op #" in done.stdout and "BadSwish in encoder.layers.0.activation" in done.stdout
+    assert "Softmax     encoder.layers.0.self_attn" in done.stdout  # the backward trace of the block
+    skipped = done.stdout.split("\nSkipped (everything else was made):\n")[1].splitlines()
+    assert len(skipped) == 1 and skipped[0].startswith(
+        "  attention_graph.svg, .png: the Graphviz program `dot` is not installed; install Graphviz with your "
+        "system's package manager (`apt install graphviz`")
 
 
 def test_the_derivations_point_at_tests_that_exist():
