@@ -29,7 +29,7 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 from .gradcheck import GradcheckError, gradcheck
 from .ops import (
     abs, amax, amin, argmax, argmin, cat, chunk, clamp, clone, exp, flatten, log, log_softmax, masked_fill,
-    matmul, max, maximum, mean, min, minimum, permute, relu, reshape, sigmoid, softmax, split, sqrt,
+    matmul, max, maximum, mean, min, minimum, narrow, permute, relu, reshape, sigmoid, softmax, split, sqrt,
     squeeze, stack, sum, tanh, transpose, tril, triu, unsqueeze, var, where,
 )
 from .ops import (  # the wider torch.* surface: tests/test_ops_torch_surface.py
