@@ -262,14 +262,25 @@ def _relocation(map_location):
         return None
     if callable(map_location):
         def relocate(tensor):
-            moved = map_location(tensor, "cpu")
+            try:
+                moved = map_location(tensor, "cpu")
+            except Exception as e:
+                raise _UsersError(e) from e
             if not isinstance(moved, Tensor):
-                raise TypeError(f"load: map_location returned {type(moved).__name__}, expected the tensor it was "
-                                "given (or a tensor made from it)")
+                raise _UsersError(TypeError(f"load: map_location returned {type(moved).__name__}, expected the "
+                                            "tensor it was given (or a tensor made from it)"))
             return moved
         return relocate
     raise TypeError(f"load: map_location must be a device, a string, a dict or a function, "
                     f"got {type(map_location).__name__}")
+
+
+class _UsersError(Exception):
+    """An error raised by the user's map_location function: passed on as it is, not called a damaged file."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
 
 
 def _check_target(target, check_device):
@@ -308,6 +319,8 @@ def _load_from(file, name, options):
             return _Reader(npz, name, **options).decode(index["tree"], 0)
     except CheckpointError:
         raise
+    except _UsersError as e:
+        raise e.error from None
     except (zipfile.BadZipFile, zlib.error, struct.error, EOFError, OSError, ValueError, KeyError,
             NotImplementedError) as e:  # NotImplementedError: zipfile on a damaged version or method field
         raise CheckpointError(f"load: {name} is truncated or corrupt: {e}") from e
