@@ -16,7 +16,7 @@ from .creation import (
 from .creation import (  # PyTorch's legacy constructors: mg.LongTensor([1, 2]), x.type(mg.FloatTensor)
     BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
 )
-from .device import device
+from .device import device, get_default_device, set_default_device
 from .dtype import (
     float16, float32, float64, int8, int16, int32, int64, uint8, get_default_dtype, set_default_dtype,
 )
@@ -50,6 +50,9 @@ from . import amp, backends, compiler, cpu, cuda, jit, onnx
 from .amp import autocast, is_autocast_enabled
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .compiler import compile  # noqa: A004  (returns the model or function unchanged)
+from .determinism import (
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms,
+)
 from . import import_alias
 
 import_alias.install()  # `sys.modules["torch"] = minigrad`, then `import torch.nn` gives minigrad.nn itself

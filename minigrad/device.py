@@ -65,3 +65,13 @@ def check_device(requested, op):
             "use device='cpu' (or leave device out)"
         )
     return CPU
+
+
+def set_default_device(device):
+    """PyTorch's default device for new tensors. minigrad's is always the CPU: None or the CPU is accepted,
+    any other device is the usual error."""
+    check_device(device, "set_default_device")
+
+
+def get_default_device():
+    return CPU

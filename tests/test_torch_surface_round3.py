@@ -690,3 +690,73 @@ def test_sampler_errors_have_pytorchs_types():
         with pytest.raises(ValueError):
             data.WeightedRandomSampler([[1.0]], 2)
         assert len(data.RandomSampler(range(3), replacement=True, num_samples=int(1e10))) == 10 ** 10
+
+
+# ---- neighbours: streams, concatenation, default device, determinism switch ----------------------
+class Countdown(mg.utils.data.IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return iter(range(self.n, 0, -1))
+
+
+def test_an_iterable_dataset_is_batched_in_its_own_order():
+    assert [b.tolist() for b in DataLoader(Countdown(7), batch_size=3)] == [[7, 6, 5], [4, 3, 2], [1]]
+    assert [b.tolist() for b in DataLoader(Countdown(7), batch_size=3, drop_last=True)] == [[7, 6, 5], [4, 3, 2]]
+    assert list(DataLoader(Countdown(3), batch_size=None)) == [3, 2, 1]
+    for option in (dict(shuffle=True), dict(sampler=[0, 1]), dict(batch_sampler=[[0]])):
+        with pytest.raises(ValueError, match="IterableDataset: expected unspecified"):
+            DataLoader(Countdown(3), **option)
+    with pytest.raises(TypeError):  # a stream without __len__ has no length, as in PyTorch
+        len(DataLoader(Countdown(3), batch_size=2))
+    assert mg.utils.data.get_worker_info() is None
+
+
+def test_concatenated_datasets():
+    a, b = TensorDataset(mg.arange(3)), TensorDataset(mg.arange(10, 12))
+    both = a + b
+    assert isinstance(both, mg.utils.data.ConcatDataset) and len(both) == 5 and both.cumulative_sizes == [3, 5]
+    assert [both[i][0].item() for i in range(5)] == [0, 1, 2, 10, 11] and both[-1][0].item() == 11
+    with pytest.raises(IndexError, match="index 5 is out of range"):
+        both[5]
+    with pytest.raises(ValueError, match="empty"):
+        mg.utils.data.ConcatDataset([])
+    with pytest.raises(TypeError, match="IterableDataset"):
+        mg.utils.data.ConcatDataset([Countdown(2)])
+    assert sorted(i for batch in DataLoader(both, batch_size=2, shuffle=True) for i in batch[0].tolist()) == \
+        [0, 1, 2, 10, 11]
+
+
+@needs_torch
+def test_streams_and_concatenation_match_pytorch():
+    for lib in (mg, torch):
+        data = lib.utils.data
+
+        class Stream(data.IterableDataset):
+            def __iter__(self):
+                return iter([lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0]), lib.tensor([5.0, 6.0])])
+
+            def __len__(self):
+                return 3
+
+        loader = data.DataLoader(Stream(), batch_size=2)
+        assert len(loader) == 2 and [b.tolist() for b in loader] == [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0]]]
+        both = data.TensorDataset(lib.arange(3)) + data.TensorDataset(lib.arange(10, 12))
+        assert both.cumulative_sizes == [3, 5] and both[3][0].item() == 10 and both[-2][0].item() == 10
+
+
+def test_default_device_and_determinism_switches():
+    mg.set_default_device("cpu")
+    mg.set_default_device(None)
+    assert mg.get_default_device() == mg.device("cpu")
+    with pytest.raises(ValueError, match="set_default_device: minigrad runs on the CPU only"):
+        mg.set_default_device("cuda")
+    try:
+        mg.use_deterministic_algorithms(True, warn_only=True)
+        assert mg.are_deterministic_algorithms_enabled() and mg.is_deterministic_algorithms_warn_only_enabled()
+    finally:
+        mg.use_deterministic_algorithms(False)
+    assert not mg.are_deterministic_algorithms_enabled()
+    with pytest.raises(TypeError, match="must be bools"):
+        mg.use_deterministic_algorithms("yes")

@@ -5,7 +5,14 @@ import numpy as np
 
 from ... import ops
 from ...tensor import Tensor
+from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+
+def get_worker_info():
+    """Information about the worker process loading data: None, as in PyTorch's main process (minigrad
+    loads all data there)."""
+    return None
 
 
 def default_collate(batch):
@@ -91,6 +98,12 @@ class DataLoader:
             )
         if timeout != 0:
             raise ValueError(f"DataLoader: timeout is only for worker processes, and minigrad has none; got {timeout}")
+        self._stream = isinstance(dataset, IterableDataset)
+        if self._stream:  # a stream has no indices: it is read in its own order
+            for option, value in (("shuffle", shuffle), ("sampler", sampler), ("batch_sampler", batch_sampler)):
+                if value not in (None, False):
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified {option} option, "
+                                     f"but got {option}={value!r:.40}")
         if sampler is not None and shuffle:
             raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -103,17 +116,23 @@ class DataLoader:
         elif batch_size is None and drop_last:
             raise ValueError("DataLoader: batch_size=None option disables auto-batching and is mutually exclusive "
                              "with drop_last")
-        if sampler is None:
+        if self._stream:
+            if batch_size is not None:
+                BatchSampler([], batch_size, drop_last)  # the same checks of batch_size and drop_last
+        elif sampler is None:
             sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None:
+        if batch_size is not None and batch_sampler is None and not self._stream:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
         self.sampler, self.batch_sampler, self.generator = sampler, batch_sampler, generator
         self.num_workers = num_workers
-        self.collate_fn = collate_fn if collate_fn is not None else (
-            default_collate if batch_sampler is not None else default_convert)
+        batched = batch_sampler is not None or (self._stream and batch_size is not None)
+        self.collate_fn = collate_fn if collate_fn is not None else (default_collate if batched else default_convert)
 
     def __iter__(self):
+        if self._stream:
+            yield from self._stream_batches()
+            return
         if self.batch_sampler is None:
             for index in self.sampler:
                 yield self.collate_fn(self.dataset[index])
@@ -121,5 +140,24 @@ class DataLoader:
         for indices in self.batch_sampler:
             yield self.collate_fn([self.dataset[i] for i in indices])
 
+    def _stream_batches(self):
+        if self.batch_size is None:
+            for sample in self.dataset:
+                yield self.collate_fn(sample)
+            return
+        batch = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
+
     def __len__(self):
+        if self._stream:  # only where the stream knows its length (a TypeError otherwise, as PyTorch)
+            samples = len(self.dataset)
+            if self.batch_size is None:
+                return samples
+            return samples // self.batch_size if self.drop_last else -(-samples // self.batch_size)
         return len(self.batch_sampler) if self.batch_sampler is not None else len(self.sampler)

@@ -1,4 +1,6 @@
-"""Datasets: anything with __getitem__(index) and __len__(), plus random_split."""
+"""Datasets: anything with __getitem__(index) and __len__() (map-style), or with __iter__ (IterableDataset);
+ConcatDataset, Subset and random_split."""
+import bisect
 import math
 
 from ... import random as _random
@@ -12,7 +14,49 @@ class Dataset:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
 
     def __add__(self, other):
-        raise NotImplementedError("Dataset: concatenating datasets (ConcatDataset) is not supported by minigrad")
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """Base class of datasets read as a stream: subclasses define __iter__ (a DataLoader batches what it yields,
+    in order: shuffling and samplers do not apply)."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+    def __add__(self, other):
+        raise NotImplementedError("IterableDataset: concatenating streams (ChainDataset) is not supported by minigrad")
+
+
+class ConcatDataset(Dataset):
+    """The samples of several map-style datasets, one after the other (`dataset_a + dataset_b`)."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset: datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise TypeError("ConcatDataset: cannot concatenate an IterableDataset (it has no indices)")
+        self.cumulative_sizes = []
+        total = 0
+        for d in self.datasets:
+            total += len(d)
+            self.cumulative_sizes.append(total)
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        if index < 0:
+            if -index > len(self):
+                raise ValueError(f"ConcatDataset: index {index} is out of range for a dataset of {len(self)} samples")
+            index += len(self)
+        which = bisect.bisect_right(self.cumulative_sizes, index)  # the first dataset that ends after `index`
+        if which == len(self.datasets):
+            raise IndexError(f"ConcatDataset: index {index} is out of range for a dataset of {len(self)} samples")
+        start = self.cumulative_sizes[which - 1] if which > 0 else 0
+        return self.datasets[which][index - start]
 
 
 class TensorDataset(Dataset):
