@@ -148,7 +148,7 @@ def _describe(path):
 
 
 def _with_babel(make, what):
-    """make(), or a Refusal saying how to install Babel if the dates formats of more locales need it."""
+    """make(), or a Refusal saying how to install Babel if the date formats of more locales need it."""
     try:
         return make()
     except ImportError as error:
@@ -239,7 +239,7 @@ def _translate(args):
 
 
 def _use_instead(text, task):
-    """ ` minigrad translate TEXT --checkpoint ...` for the task's model, and how to train it if it is absent."""
+    """The `minigrad translate TEXT` command for the task's model, and how to train that model if it is absent."""
     path = default_checkpoint(task)
     words = ["minigrad", "translate", text] + ([] if task == "dates" else ["--checkpoint", path])
     hint = f" `{shlex.join(words)}`"
