@@ -8,6 +8,10 @@
 The layers of the design: tensor.py (the Tensor), function.py (the primitive op base class, on NumPy
 arrays), engine.py (backward), ops/ (the primitive ops), gradcheck.py (finite-difference checks), then
 autograd/ (PyTorch's autograd API: Function on Tensors, grad, gradcheck), nn/, optim/ and utils/data.
+Around them, what PyTorch training code touches besides the math, each module saying what it does on a
+CPU-only NumPy library: random.py (Generator), serialization.py (save/load), amp/, backends/, cuda/,
+cpu/, compiler.py, jit.py, onnx.py; import_alias.py lets code bind `torch` to minigrad and import
+`torch.nn` and friends.
 """
 from .creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, numel, ones,
