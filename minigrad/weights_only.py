@@ -44,7 +44,8 @@ def _allowed_defaults():
     from .device import device
     from .dtype import _absent_dtype
 
-    return {**_DEFAULT_ALLOWED, ("minigrad.device", "device"): device, ("minigrad.dtype", "_absent_dtype"): _absent_dtype}
+    return {**_DEFAULT_ALLOWED, ("minigrad.device", "device"): device,
+            ("minigrad.dtype", "_absent_dtype"): _absent_dtype}
 
 
 def _global_name(obj):

@@ -306,7 +306,8 @@ def test_a_pytorch_checkpoint_is_named_as_one(tmp_path):
     legacy = tmp_path / "legacy.pt"
     legacy.write_bytes(b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19.\x80\x02M\xe9\x03.")
     for path in (zipped, legacy):
-        with pytest.raises(CheckpointError, match=f"(?s){path.name}' is a PyTorch checkpoint .*torch.load.*minigrad.save"):
+        expected = f"(?s){path.name}' is a PyTorch checkpoint .*torch.load.*minigrad.save"
+        with pytest.raises(CheckpointError, match=expected):
             mg.load(path)
 
 

@@ -22,7 +22,6 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn, optim
-from minigrad.optim import lr_scheduler
 from minigrad.utils.data import (
     DataLoader, RandomSampler, SubsetRandomSampler, TensorDataset, WeightedRandomSampler, random_split,
 )
