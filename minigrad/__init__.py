@@ -10,7 +10,7 @@ arrays), engine.py (backward), ops/ (the primitive ops), gradcheck.py (finite-di
 autograd/ (PyTorch's autograd API: Function on Tensors, grad, gradcheck), nn/, optim/ and utils/data.
 Around them, what PyTorch training code touches besides the math, each module saying what it does on a
 CPU-only NumPy library: random.py (Generator), serialization.py (save/load), amp/, backends/, cuda/,
-cpu/, compiler.py, jit.py, onnx.py; import_alias.py lets code bind `torch` to minigrad and import
+cpu/, compiler.py, jit.py, onnx.py, distributed.py; import_alias.py lets code bind `torch` to minigrad and import
 `torch.nn` and friends.
 """
 from .creation import (
@@ -51,6 +51,7 @@ from .serialization import CheckpointError, load, save
 from . import autograd, nn, optim, utils
 # What PyTorch training code touches besides the math (each module says what it does on minigrad):
 from . import amp, backends, compiler, cpu, cuda, jit, onnx
+from . import distributed  # one process: the names scripts import, refusing what needs a process group
 from .amp import autocast, is_autocast_enabled
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .compiler import compile  # noqa: A004  (returns the model or function unchanged)

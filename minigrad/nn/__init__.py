@@ -12,6 +12,7 @@
     transformer.py  TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder,
                     Transformer (PyTorch's)
     utils.py        clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters
+    parallel.py     DataParallel (on the CPU, the module itself), DistributedDataParallel (refused)
 """
 from . import functional, init
 from .attention import MultiheadAttention
@@ -28,3 +29,4 @@ from .transformer import (
 )
 from . import utils
 from . import modules  # PyTorch's paths: torch.nn.modules.linear.Linear is nn.Linear
+from . import parallel  # DataParallel (the module itself on the CPU), DistributedDataParallel (refused)
