@@ -486,6 +486,8 @@ class Tensor:
     def numel(self):
         return self._array.size
 
+    nelement = numel  # PyTorch's older name for numel (minGPT uses it)
+
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")

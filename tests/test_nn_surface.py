@@ -687,3 +687,12 @@ def test_parameters_to_vector_gradcheck():
     a = mg.tensor(normal(2, 3), requires_grad=True)
     b = mg.tensor(normal(4), requires_grad=True)
     assert mg.gradcheck(lambda x, y: nn.utils.parameters_to_vector([x, y]) ** 2, [a, b])
+
+
+@pytest.mark.parametrize("name, kind", [("LSTM", "recurrent layers"), ("Conv2d", "convolutions"),
+                                        ("BatchNorm1d", "batch statistics")])
+def test_a_layer_left_out_on_purpose_says_so(name, kind):
+    with pytest.raises(AttributeError, match=f"minigrad.nn has no {name}: .* leaves out {kind}"):
+        getattr(nn, name)
+    with pytest.raises(AttributeError, match="has no attribute 'Linaer'"):
+        nn.Linaer

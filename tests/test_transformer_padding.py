@@ -270,9 +270,6 @@ def test_use_nested_tensor_is_decided_as_pytorch_decides_it():
 
 @needs_torch
 def test_fastpath_flag_of_torch_backends():
-    mha = getattr(getattr(mg, "backends", None), "mha", None)
-    if not hasattr(mha, "set_fastpath_enabled"):
-        pytest.skip("minigrad has no backends.mha.set_fastpath_enabled")
     for lib in (mg, torch):
         lib.backends.mha.set_fastpath_enabled(False)
     try:

@@ -91,10 +91,29 @@ def test_sampler_and_batch_sampler_options():
     assert isinstance(first, tuple) and first[0].shape == () and len(single) == 10
 
 
+def test_workers_requested_load_in_the_main_process_with_the_same_batches():
+    """minGPT's Trainer asks for num_workers=4: the batches are those of num_workers=0, in the same order."""
+    ds = TensorDataset(mg.arange(10) * 3)
+    mg.manual_seed(5)
+    plain = [b[0].tolist() for b in DataLoader(ds, batch_size=4, shuffle=True)]
+    mg.manual_seed(5)
+    with pytest.warns(UserWarning, match="num_workers=4: minigrad has no worker processes"):
+        loader = DataLoader(ds, batch_size=4, shuffle=True, num_workers=4, persistent_workers=True,
+                            prefetch_factor=2, timeout=5)
+    assert [b[0].tolist() for b in loader] == plain
+    assert sorted(sum(plain, [])) == [0, 3, 6, 9, 12, 15, 18, 21, 24, 27]
+
+
 def test_loader_errors():
     ds = TensorDataset(mg.arange(4))
-    with pytest.raises(ValueError, match="num_workers=2 is not supported: minigrad loads data in the main process"):
-        DataLoader(ds, num_workers=2)
+    with pytest.raises(ValueError, match="num_workers option should be non-negative"):
+        DataLoader(ds, num_workers=-1)
+    with pytest.raises(ValueError, match="persistent_workers option needs num_workers > 0"):
+        DataLoader(ds, persistent_workers=True)
+    with pytest.raises(ValueError, match="prefetch_factor option could only be specified in multiprocessing"):
+        DataLoader(ds, prefetch_factor=2)
+    with pytest.raises(ValueError, match="timeout option should be non-negative"):
+        DataLoader(ds, timeout=-1)
     with pytest.raises(ValueError, match="sampler option is mutually exclusive with shuffle"):
         DataLoader(ds, shuffle=True, sampler=SequentialSampler(ds))
     with pytest.raises(ValueError, match="batch_sampler option is mutually exclusive"):

@@ -11,8 +11,9 @@ set, and changes no number. The queries answer as PyTorch does on a machine with
     cudnn.py      enabled, benchmark, deterministic, allow_tf32
     mps.py        is_available, is_built
     mkldnn.py     is_available, enabled
+    mha.py        get/set_fastpath_enabled (nn.TransformerEncoder's inference path)
 """
-from . import cuda, cudnn, mkldnn, mps
+from . import cuda, cudnn, mha, mkldnn, mps
 from .precision import get_float32_matmul_precision, set_float32_matmul_precision
 
-__all__ = ["cuda", "cudnn", "mkldnn", "mps", "get_float32_matmul_precision", "set_float32_matmul_precision"]
+__all__ = ["cuda", "cudnn", "mha", "mkldnn", "mps", "get_float32_matmul_precision", "set_float32_matmul_precision"]

@@ -30,3 +30,26 @@ from .transformer import (
 from . import utils
 from . import modules  # PyTorch's paths: torch.nn.modules.linear.Linear is nn.Linear
 from . import parallel  # DataParallel (the module itself on the CPU), DistributedDataParallel (refused)
+
+
+# PyTorch layers minigrad leaves out on purpose (README: Non-goals): asking for one says so, instead of
+# a bare AttributeError that reads like a typo.
+_LEFT_OUT = {
+    "recurrent layers": ("RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNNCellBase"),
+    "convolutions and pooling": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+                                 "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
+                                 "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+                                 "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Fold", "Unfold", "PixelShuffle",
+                                 "Upsample"),
+    "batch statistics": ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
+                         "InstanceNorm2d", "InstanceNorm3d", "GroupNorm"),
+}
+
+
+def __getattr__(name):
+    for kind, names in _LEFT_OUT.items():
+        if name in names:
+            raise AttributeError(f"minigrad.nn has no {name}: minigrad covers attention and the Transformer, and "
+                                 f"leaves out {kind} (see the README's Non-goals); nn.TransformerEncoder, "
+                                 f"nn.MultiheadAttention and nn.Linear are here")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,6 +25,7 @@ from .layers import GELU, Dropout, LayerNorm, Linear, ReLU
 from .masks import generate_square_subsequent_mask
 from .module import Module
 from . import init
+from ..backends import mha  # torch.backends.mha: the switch for the inference path below
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 
@@ -200,7 +201,7 @@ class TransformerEncoder(Module):
         """The (B, S) bool mask, True at padding, of PyTorch's nested-tensor path; None when PyTorch would
         not take that path."""
         first = self.layers[0]
-        if (not self.use_nested_tensor or first.training or not _fastpath_enabled() or mask is not None
+        if (not self.use_nested_tensor or first.training or not mha.get_fastpath_enabled() or mask is not None
                 or src_key_padding_mask is None or not isinstance(src, Tensor) or src.ndim != 3):
             return None
         if is_grad_enabled() and any(t is not None and t.requires_grad for t in _fast_path_tensors(src, first)):
@@ -231,13 +232,6 @@ def _fast_path_tensors(src, layer):
     return (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight, attn.out_proj.bias,
             layer.norm1.weight, layer.norm1.bias, layer.norm2.weight, layer.norm2.bias,
             layer.linear1.weight, layer.linear1.bias, layer.linear2.weight, layer.linear2.bias)
-
-
-def _fastpath_enabled():
-    """PyTorch's torch.backends.mha.get_fastpath_enabled(), where minigrad offers that flag (on otherwise)."""
-    import minigrad
-    mha = getattr(getattr(minigrad, "backends", None), "mha", None)
-    return bool(mha.get_fastpath_enabled()) if hasattr(mha, "get_fastpath_enabled") else True
 
 
 class TransformerDecoder(Module):

@@ -7,7 +7,7 @@
 
 Everything random draws from minigrad's default generator, so `mg.manual_seed(s)` fixes the shuffling,
 or from the `generator=` given (a minigrad.Generator, as PyTorch's torch.Generator).
-Loading happens in the main process: num_workers must be 0.
+Loading happens in the main process: num_workers > 0 is accepted and loads there too (with a warning).
 """
 from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split

@@ -1,5 +1,6 @@
 """DataLoader: reads samples in the order a sampler gives, and collates them into batches."""
 import collections.abc
+import warnings
 
 import numpy as np
 
@@ -84,20 +85,28 @@ class DataLoader:
     batch_sampler: lists of indices, one per batch (instead of batch_size, shuffle, sampler, drop_last)
     drop_last:     drop the last, incomplete batch
     collate_fn:    samples -> batch (default_collate)
-    num_workers:   must be 0: minigrad loads in the main process
+    num_workers:   accepted; every batch is loaded in the main process (a warning says so when > 0)
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
                  pin_memory_device=""):
-        if num_workers != 0:
-            raise ValueError(
-                f"DataLoader: num_workers={num_workers} is not supported: minigrad loads data in the main "
-                "process, so num_workers must be 0"
-            )
-        if timeout != 0:
-            raise ValueError(f"DataLoader: timeout is only for worker processes, and minigrad has none; got {timeout}")
+        if not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError(f"DataLoader: num_workers option should be non-negative; use num_workers=0 to "
+                             f"disable multiprocessing (got {num_workers!r})")
+        if num_workers > 0:
+            # Scripts ask for workers by habit (minGPT's Trainer: 4). Batches come out the same and in the
+            # same order as PyTorch's workers give them, so loading them here changes no number.
+            warnings.warn(f"DataLoader: num_workers={num_workers}: minigrad has no worker processes and loads "
+                          "each batch in the main process (the same batches, in the same order)", stacklevel=2)
+        elif persistent_workers:
+            raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
+        elif prefetch_factor is not None:
+            raise ValueError("DataLoader: prefetch_factor option could only be specified in multiprocessing: "
+                             "let num_workers > 0, or set prefetch_factor to None")
+        if timeout < 0:
+            raise ValueError(f"DataLoader: timeout option should be non-negative, got {timeout}")
         self._stream = isinstance(dataset, IterableDataset)
         if self._stream:  # a stream has no indices: it is read in its own order
             for option, value in (("shuffle", shuffle), ("sampler", sampler), ("batch_sampler", batch_sampler)):
