@@ -61,6 +61,7 @@ from .determinism import (
 from . import import_alias
 
 import_alias.install()  # `sys.modules["torch"] = minigrad`, then `import torch.nn` gives minigrad.nn itself
+from .size import Size  # torch.Size: shapes by that name (minigrad's .shape is a plain tuple)
 from .tensor import Tensor
 
 float = float32  # noqa: A001  (PyTorch's aliases)

@@ -14,6 +14,11 @@ from minigrad import optim
 from minigrad.nn.utils import clip_grad_norm_
 from minigrad.optim.lr_scheduler import LambdaLR, WarmupInverseSqrtLR, noam_lambda
 
+try:
+    import torch
+except ImportError:  # the comparisons with PyTorch skip; the rest runs
+    torch = None
+
 P0 = np.array([0.5, -1.0, 2.0, 0.0, -0.25])
 # Five steps of gradients: sign changes, a zero entry, and a large first gradient followed by small
 # ones (so AMSGrad's running maximum of v differs from v).
@@ -596,3 +601,58 @@ def test_schedules_and_clipping_against_torch():
         assert ours_total.item() == pytest.approx(theirs_total.item(), rel=1e-6)
         for o, t in zip(ours, theirs):
             np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-6)
+
+
+# ---- PyTorch's implementation flags and maximize ----------------------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda ps, **kw: mg.optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.01, **kw),
+    lambda ps, **kw: mg.optim.Adam(ps, lr=0.1, weight_decay=0.01, **kw),
+    lambda ps, **kw: mg.optim.AdamW(ps, lr=0.1, **kw),
+])
+def test_maximize_is_descent_on_the_negated_gradient(make):
+    """maximize=True with gradient g takes exactly the steps that maximize=False takes with gradient -g."""
+    g = np.array([0.5, -2.0, 3.0])
+    up, down = mg.tensor([1.0, 2.0, -1.0], requires_grad=True), mg.tensor([1.0, 2.0, -1.0], requires_grad=True)
+    opt_up, opt_down = make([up], maximize=True, foreach=False, fused=None), make([down])
+    for step in range(3):
+        up.grad, down.grad = mg.tensor(g * (step + 1)), mg.tensor(-g * (step + 1))
+        opt_up.step()
+        opt_down.step()
+    np.testing.assert_array_equal(up.detach().numpy(), down.detach().numpy())
+    assert not np.array_equal(up.detach().numpy(), [1.0, 2.0, -1.0])
+
+
+def test_maximize_sgd_by_hand():
+    p = mg.tensor([1.0, -1.0], requires_grad=True)
+    opt = mg.optim.SGD([p], lr=0.5, maximize=True)
+    p.grad = mg.tensor([2.0, 4.0])
+    opt.step()  # p + lr * g
+    np.testing.assert_array_equal(p.detach().numpy(), [2.0, 1.0])
+
+
+@pytest.mark.parametrize("cls", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+def test_a_differentiable_step_is_refused_and_the_signature_has_pytorchs_flags(cls):
+    import inspect
+    p = mg.tensor([1.0], requires_grad=True)
+    with pytest.raises(ValueError, match=f"{cls}: differentiable=True .* not supported"):
+        getattr(mg.optim, cls)([p], lr=0.1, differentiable=True)
+    assert {"foreach", "maximize", "differentiable"} <= set(inspect.signature(getattr(mg.optim, cls)).parameters)
+    if cls in ("SGD", "Adam", "AdamW", "Adagrad"):  # nanoGPT looks for "fused" in AdamW's signature
+        assert "fused" in inspect.signature(getattr(mg.optim, cls)).parameters
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed (the comparison needs it)")
+@pytest.mark.parametrize("cls, kw", [("SGD", dict(momentum=0.9, nesterov=True, weight_decay=0.1)),
+                                     ("Adam", dict(weight_decay=0.1, amsgrad=True)), ("AdamW", dict())])
+def test_maximize_as_pytorch(cls, kw):
+    rng = np.random.default_rng(0)
+    start, grads = rng.standard_normal(4), [rng.standard_normal(4) for _ in range(4)]
+    ours = mg.tensor(start.copy(), requires_grad=True)
+    theirs = torch.tensor(start.copy(), requires_grad=True)
+    opt_ours = getattr(mg.optim, cls)([ours], lr=0.05, maximize=True, **kw)
+    opt_theirs = getattr(torch.optim, cls)([theirs], lr=0.05, maximize=True, **kw)
+    for g in grads:
+        ours.grad, theirs.grad = mg.tensor(g), torch.tensor(g)
+        opt_ours.step()
+        opt_theirs.step()
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-14, atol=1e-15)

@@ -10,12 +10,13 @@ initial_accumulator_value; as in PyTorch the state is created when the optimizer
 """
 import numpy as np
 
-from .optimizer import Optimizer, check_number
+from .optimizer import Optimizer, check_implementation_flags, check_number
 
 
 class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
+        check_implementation_flags("Adagrad", differentiable)
         defaults = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, eps=eps, maximize=maximize)
         super().__init__(params, defaults)

@@ -2,6 +2,7 @@
 
 At step t, with g the gradient:
 
+    g   = -g if maximize                          (ascent on the objective)
     g   = g + weight_decay * p                    Adam: L2 penalty folded into the gradient
     p   = p * (1 - lr * weight_decay)             AdamW: decay decoupled from the gradient
     m   = beta1 * m + (1 - beta1) * g             first moment (mean of g)
@@ -16,16 +17,18 @@ import math
 
 import numpy as np
 
-from .optimizer import Optimizer, check_number
+from .optimizer import Optimizer, check_implementation_flags, check_number
 
 
 class Adam(Optimizer):
     """Adam; `decoupled_weight_decay=True` gives AdamW (as in PyTorch, where AdamW is this flag)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
+        check_implementation_flags(type(self).__name__, differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        decoupled_weight_decay=decoupled_weight_decay)
+                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _check_group(self, group):
@@ -39,6 +42,7 @@ class Adam(Optimizer):
         group["betas"] = (check_number(name, betas[0], "beta1 (betas[0])", high=1.0),
                           check_number(name, betas[1], "beta2 (betas[1])", high=1.0))
         group["amsgrad"] = bool(group["amsgrad"])
+        group["maximize"] = bool(group.get("maximize", False))
         group["decoupled_weight_decay"] = bool(group["decoupled_weight_decay"])
 
     def step(self, closure=None):
@@ -49,7 +53,7 @@ class Adam(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = p.grad._array
+                grad = -p.grad._array if group["maximize"] else p.grad._array  # maximize: ascent
                 state = self.state.setdefault(p, {})
                 if not state:
                     state["step"] = 0
@@ -90,6 +94,8 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """Adam with decoupled weight decay: p shrinks by lr * weight_decay each step, outside the moments."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         decoupled_weight_decay=True)
+                         foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)

@@ -220,3 +220,12 @@ def check_number(optimizer, value, what, low=0.0, high=None):
         bound = f">= {low:g}" if high is None else f"in [{low:g}, {high:g})"
         raise ValueError(f"{optimizer}: invalid {what}: {value!r} (it must be {bound})")
     return number
+
+
+def check_implementation_flags(optimizer, differentiable):
+    """PyTorch's foreach, fused and capturable choose how the same update is computed (loops, one
+    kernel, CUDA graphs): minigrad has one way, so they are accepted and change nothing. differentiable
+    asks for a step recorded in the graph, which minigrad's steps (in place on NumPy arrays) are not."""
+    if differentiable:
+        raise ValueError(f"{optimizer}: differentiable=True (an update recorded for autograd) is not supported: "
+                         "minigrad's optimizers update parameters in place, outside the graph")

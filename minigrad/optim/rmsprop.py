@@ -11,12 +11,13 @@ Note eps is added after the square root, and v starts at zero (no bias correctio
 """
 import numpy as np
 
-from .optimizer import Optimizer, check_number
+from .optimizer import Optimizer, check_implementation_flags, check_number
 
 
 class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
+        check_implementation_flags("RMSprop", differentiable)
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                         centered=centered, maximize=maximize)
         super().__init__(params, defaults)

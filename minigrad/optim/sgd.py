@@ -2,19 +2,22 @@
 
 PyTorch's formulation (note the first momentum buffer is the gradient itself, not (1 - dampening) g):
 
-    g  = grad + weight_decay * p
+    g  = -grad if maximize, else grad
+    g  = g + weight_decay * p
     b  = g                                   on the first step
     b  = momentum * b + (1 - dampening) * g  afterwards
     g  = g + momentum * b   (nesterov)   or   g = b
     p  = p - lr * g
 """
-from .optimizer import Optimizer, check_number
+from .optimizer import Optimizer, check_implementation_flags, check_number
 
 
 class SGD(Optimizer):
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False):
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        check_implementation_flags("SGD", differentiable)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                        nesterov=nesterov)
+                        nesterov=nesterov, maximize=maximize)
         super().__init__(params, defaults)
 
     def _check_group(self, group):
@@ -23,6 +26,7 @@ class SGD(Optimizer):
         group["dampening"] = check_number("SGD", group["dampening"], "dampening", low=float("-inf"))
         group["weight_decay"] = check_number("SGD", group["weight_decay"], "weight_decay")
         group["nesterov"] = bool(group["nesterov"])
+        group["maximize"] = bool(group.get("maximize", False))
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError(
                 f"SGD: Nesterov momentum requires momentum > 0 and dampening 0, got "
@@ -37,9 +41,10 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = p.grad._array
+                # maximize: step up the gradient, i.e. down the gradient of -objective
+                grad = -p.grad._array if group["maximize"] else p.grad._array
                 if weight_decay != 0:
-                    # g = grad + weight_decay * p   (L2 penalty weight_decay/2 * |p|^2)
+                    # g = g + weight_decay * p   (L2 penalty weight_decay/2 * |p|^2)
                     grad = grad + weight_decay * p._array
                 if momentum != 0:
                     state = self.state.setdefault(p, {})
