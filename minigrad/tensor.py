@@ -94,6 +94,40 @@ def _type_name(dtype):
     return _dtype.TENSOR_TYPE_NAMES.get(dtype, str(dtype)).replace("Tensor", "")
 
 
+_NUMBERS = (int, float, np.generic)  # bool is an int
+
+
+def _keeps_dtype(operand, dtype):
+    """Whether an op of a `dtype` tensor with this operand keeps `dtype` (PyTorch's rule; quick to see)."""
+    if isinstance(operand, Tensor):
+        return operand.dtype == dtype
+    return (isinstance(operand, float) and dtype.kind == "f") or (type(operand) is int and dtype.kind in "iuf")
+
+
+def _plain_value(operand):
+    """An in-place op's operand for NumPy: a tensor's array, or a number as a Python number (a NumPy
+    scalar such as np.float64(0.1) would otherwise make NumPy compute in float64, where PyTorch and the
+    recorded path compute in the tensor's dtype)."""
+    if isinstance(operand, Tensor):
+        return operand._array
+    if isinstance(operand, np.generic):
+        return operand.item()
+    return operand
+
+
+def _write(dst, value, out, casting):
+    """fill_ and copy_ where nothing is recorded: the value, broadcast and cast, written into dst (= out)."""
+    np.copyto(out, value, casting=casting)
+
+
+def _category_error(op, result_dtype, dtype):
+    return DtypeError(
+        f"{op}: cannot write {result_dtype} values into a tensor of dtype {dtype}: result type "
+        f"{_type_name(result_dtype)} can't be cast to the desired output type {_type_name(dtype)} (write the "
+        "out-of-place form, which gives a new tensor, or convert first, e.g. x = x.float())"
+    )
+
+
 def _broadcasts_to(shape, target):
     try:
         return np.broadcast_shapes(shape, target) == tuple(target)
@@ -218,7 +252,7 @@ class Tensor:
                 "Please clone() the tensor before performing the operation."
             )
 
-    def _inplace_op(self, op, compute, *operands, keep_category=True, check_shapes=True):
+    def _inplace_op(self, op, compute, *operands, keep_category=True, check_shapes=True, array_op=None):
         """The one road of the in-place ops (add_, mul_, x[i] = v, masked_fill_, copy_, ...), as PyTorch's.
 
         compute(t, *operands) gives the new value as a Tensor, computed out of place from t by
@@ -229,12 +263,13 @@ class Tensor:
 
         keep_category: the arithmetic ops refuse a result of a higher category than the tensor's
         (bool < integer < float: int_tensor += 0.5); copies (copy_, fill_, x[i] = v) cast as PyTorch does.
+        array_op: the same op as a NumPy ufunc (np.add, ...), used where nothing is recorded.
         """
         self._check_inplace(op, operands)
         self._check_writable(op)
         for operand in operands if check_shapes else ():
-            shape = np.shape(operand._array if isinstance(operand, Tensor) else operand)
-            if not _broadcasts_to(shape, self.shape):
+            shape = operand._array.shape if isinstance(operand, Tensor) else np.shape(operand)
+            if shape != self._array.shape and shape != () and not _broadcasts_to(shape, self.shape):
                 try:
                     said = (f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                             f"{list(np.broadcast_shapes(shape, self.shape))}")
@@ -246,15 +281,26 @@ class Tensor:
                     "the value)"
                 )
         recording = grad_mode._GradMode.enabled and (self.requires_grad or any(_needs_grad(o) for o in operands))
+        if array_op is not None and not recording and all(isinstance(o, (Tensor, *_NUMBERS)) for o in operands):
+            # Nothing to record (an optimizer step under no_grad, a buffer update): NumPy writes the
+            # result straight into the storage, with no temporary tensor and no copy.
+            values = [_plain_value(o) for o in operands]
+            if keep_category:  # the dtype the out-of-place op computes in (PyTorch's rule), and its category
+                target = (self.dtype if all(_keeps_dtype(o, self.dtype) for o in operands)  # the common case
+                          else _ops.util.result_dtype(self, *(o if isinstance(o, Tensor) else _plain_value(o)
+                                                              for o in operands)))
+                if array_op is np.true_divide and target.kind != "f":
+                    target = _dtype.get_default_dtype()
+                if _category(target) > _category(self.dtype):
+                    raise _category_error(op, target, self.dtype)
+                values = [v.astype(target, copy=False) if isinstance(v, np.ndarray) else v for v in values]
+            array_op(self._array, *values, out=self._array, casting="unsafe")
+            self._bump_version()
+            return self
         source = self._snapshot() if recording else self
         result = compute(source, *operands)
         if keep_category and _category(result.dtype) > _category(self.dtype):
-            raise DtypeError(
-                f"{op}: cannot write {result.dtype} values into a tensor of dtype {self.dtype}: result type "
-                f"{_type_name(result.dtype)} can't be cast to the desired output type "
-                f"{_type_name(self.dtype)} (write the out-of-place form, which gives a new tensor, "
-                "or convert first, e.g. x = x.float())"
-            )
+            raise _category_error(op, result.dtype, self.dtype)
         if result.shape != self.shape:  # a mask or index that broadcast the tensor to a larger shape
             raise ShapeError(
                 f"{op}: output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
@@ -295,21 +341,25 @@ class Tensor:
 
     def add_(self, other, *, alpha=1):
         other = self._checked_operand("add_", other)
-        return self._inplace_op("add_", lambda t, o: t + (o * alpha if alpha != 1 else o), other)
+        if alpha != 1:
+            other = other * alpha
+        return self._inplace_op("add_", lambda t, o: t + o, other, array_op=np.add)
 
     def sub_(self, other, *, alpha=1):
         other = self._checked_operand("sub_", other)
-        return self._inplace_op("sub_", lambda t, o: t - (o * alpha if alpha != 1 else o), other)
+        if alpha != 1:
+            other = other * alpha
+        return self._inplace_op("sub_", lambda t, o: t - o, other, array_op=np.subtract)
 
     def mul_(self, other):
         other = self._checked_operand("mul_", other)
-        return self._inplace_op("mul_", lambda t, o: t * o, other)
+        return self._inplace_op("mul_", lambda t, o: t * o, other, array_op=np.multiply)
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
             raise NotImplementedError(f"div_: rounding_mode={rounding_mode!r} is not supported by minigrad")
         other = self._checked_operand("div_", other)
-        return self._inplace_op("div_", lambda t, o: t / o, other)
+        return self._inplace_op("div_", lambda t, o: t / o, other, array_op=np.true_divide)
 
     def pow_(self, exponent):
         exponent = self._checked_operand("pow_", exponent)
@@ -359,7 +409,8 @@ class Tensor:
                                    f"{value.ndim} dimensions (shape {value.shape})")
         elif not isinstance(value, (int, float, np.bool_, np.integer, np.floating)):  # bool is an int
             raise TypeError(f"fill_: the value must be a number, got {type(value).__name__} {value!r:.40}")
-        return self._inplace_op("fill_", lambda t, v: _ops.where(_everywhere(t), v, t), value, keep_category=False)
+        return self._inplace_op("fill_", lambda t, v: _ops.where(_everywhere(t), v, t), value, keep_category=False,
+                                array_op=_write)
 
     def zero_(self):
         return self.fill_(0)
@@ -367,7 +418,8 @@ class Tensor:
     def copy_(self, src, non_blocking=False):
         if not isinstance(src, Tensor):
             raise TypeError(f"copy_: expects a Tensor as src, got {type(src).__name__}")
-        return self._inplace_op("copy_", lambda t, s: _ops.where(_everywhere(t), s, t), src, keep_category=False)
+        return self._inplace_op("copy_", lambda t, s: _ops.where(_everywhere(t), s, t), src, keep_category=False,
+                                array_op=_write)
 
     def masked_fill_(self, mask, value):
         mask = _ops.bool_mask(mask, "masked_fill_")

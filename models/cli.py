@@ -65,9 +65,12 @@ def _train(args):
             trainer.train_config.steps = args.steps
         done = _nothing_to_train(trainer)
         if done:  # the checkpoint is left as it is
-            more = train_command(args.task, path, "--resume", "--steps", str(trainer.step + 1000))
-            print(f"{path}: {done}; nothing to train. To train it on: {more}; its held-out accuracy: "
-                  f"{shlex.join(['minigrad', 'eval', '--checkpoint', path])}")
+            evaluate = shlex.join(['minigrad', 'eval', '--checkpoint', path])
+            if trainer.step >= trainer.train_config.steps:  # more --steps would train it on
+                more = train_command(args.task, path, "--resume", "--steps", str(trainer.step + 1000))
+                print(f"{path}: {done}; nothing to train. To train it on: {more}; its held-out accuracy: {evaluate}")
+            else:  # it met its accuracy target: a resumed run would stop again at once, whatever --steps says
+                print(f"{path}: {done}; nothing to train. Its held-out accuracy: {evaluate}")
             return 0
         ignored = [flag for flag, value in (("--batch-size", args.batch_size), ("--lr", args.lr), ("--seed", args.seed))
                    if value is not None]

@@ -96,6 +96,28 @@ def test_a_file_of_another_task_or_no_checkpoint_at_all_is_not_overwritten(tiny_
     assert (tiny_copy / "notes.txt").read_text() == "my notes"
 
 
+def test_resume_of_a_run_that_met_its_target_suggests_no_command_that_would_stop_again(tiny_copy, capsys,
+                                                                                       monkeypatch):
+    """A run that stopped early at its accuracy target stops again at once whatever --steps says: the
+    message must not suggest `--resume --steps N` (it would print this same message)."""
+    assert run(capsys, "train", "copy", "--quiet")[0] == 0
+    real_resume = Trainer.resume
+
+    def stopped_at_target(path, task=None):  # the saved run: step 2 of 4, its last evaluation at 100%
+        trainer = real_resume(path, task=task)
+        trainer.step = 2
+        trainer.history["eval_step"], trainer.history["eval_accuracy"] = [2], [1.0]
+        return trainer
+
+    monkeypatch.setattr(cli.Trainer, "resume", staticmethod(stopped_at_target))
+    for steps in ((), ("--steps", "3000")):
+        status, out, _ = run(capsys, "train", "copy", "--resume", *steps)
+        assert status == 0
+        assert "reached held-out exact match 100.00% at step 2, where training stops; nothing to train" in out
+        assert out.strip().endswith("nothing to train. Its held-out accuracy: minigrad eval --checkpoint "
+                                    "runs/copy.npz") and "--resume" not in out
+
+
 def test_resume_with_nothing_left_to_train_leaves_the_checkpoint_and_says_how_to_go_on(tiny_copy, capsys):
     assert run(capsys, "train", "copy", "--quiet")[0] == 0
     before = (tiny_copy / "runs" / "copy.npz").read_bytes()

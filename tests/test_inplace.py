@@ -340,3 +340,21 @@ def test_in_place_shape_errors(lib):
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory"):
         lib.ones(3).expand(2, 3).add_(1.0)
     assert values(t) == [1.0, 1.0, 1.0]
+
+
+def test_an_element_taken_by_integer_indices_is_a_view_of_it(lib):
+    """x[1] of a 1-D tensor (and m[1, 1]) is a 0-d view: changing it changes x, and x's changes show in it."""
+    x = lib.zeros(3)
+    x[1].fill_(5)
+    x[2].copy_(lib.tensor(7.0))
+    first = x[0]
+    first += 1
+    assert values(x) == [1.0, 5.0, 7.0]
+    x.add_(1)
+    assert values(first) == 2.0
+    m = lib.zeros(2, 2)
+    m[1, 1].add_(3)
+    assert values(m) == [[0.0, 0.0], [0.0, 3.0]]
+    w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (w[1] * w[2]).backward()  # the gradient of one element still goes to that element
+    assert values(w.grad) == [0.0, 3.0, 2.0]

@@ -67,6 +67,11 @@ class GetItem(Function):
     @staticmethod
     def forward(ctx, x, index, advanced):
         ctx.in_shape, ctx.index, ctx.advanced = x.shape, index, advanced
+        parts = index if isinstance(index, tuple) else (index,)
+        if not advanced and all(isinstance(part, int) for part in parts):
+            # x[1] of a 1-D array is a NumPy scalar, a copy; x[1, ...] is a 0-d view of the same element,
+            # so that x[1].fill_(5) changes x, as in PyTorch
+            index = parts + (Ellipsis,)
         try:
             return x[index]
         except IndexError as error:
