@@ -818,6 +818,19 @@ class Tensor:
     def __or__(self, other):
         return _ops.logical_or(self, other)
 
+    def _logical_inplace(self, op, compute, array_op, other):
+        # & and | are logical in minigrad (on bool tensors), so their in-place forms are too
+        if self.dtype != np.bool_:
+            raise TypeError(f"{op}: minigrad's & and | are logical operations, so &= and |= need a bool tensor; "
+                            f"this one is {self.dtype}")
+        return self._inplace_op(op, compute, self._checked_operand(op, other), array_op=array_op)
+
+    def __iand__(self, other):  # mask &= other, in place as in PyTorch (Python would otherwise rebind)
+        return self._logical_inplace("__iand__", lambda t, o: t & o, np.logical_and, other)
+
+    def __ior__(self, other):
+        return self._logical_inplace("__ior__", lambda t, o: t | o, np.logical_or, other)
+
     def __getitem__(self, index):
         return _ops.getitem(self, index)
 

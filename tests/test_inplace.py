@@ -358,3 +358,19 @@ def test_an_element_taken_by_integer_indices_is_a_view_of_it(lib):
     w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (w[1] * w[2]).backward()  # the gradient of one element still goes to that element
     assert values(w.grad) == [0.0, 3.0, 2.0]
+
+
+def test_logical_augmented_assignment_is_in_place(lib):
+    """mask |= other changes the mask itself (every reference sees it), as PyTorch's in-place ops."""
+    mask = lib.tensor([True, False, False])
+    alias = mask
+    mask |= lib.tensor([False, True, False])
+    assert alias is mask and values(alias) == [True, True, False]
+    mask &= lib.tensor([True, False, True])
+    assert values(alias) == [True, False, False]
+
+
+def test_logical_augmented_assignment_on_integers_is_refused():
+    ints = mg.tensor([1, 2])
+    with pytest.raises(TypeError, match="&= and \\|= need a bool tensor; this one is int64"):
+        ints |= mg.tensor([1, 0])
