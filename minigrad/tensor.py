@@ -958,6 +958,42 @@ class Tensor:
     def permute(self, *dims):
         return _ops.permute(self, _sizes(dims, "permute"))
 
+    # PyTorch's other names for moving dims, composed from transpose, permute, indexing and reshape
+    # (their gradients are those ops' gradients)
+    def swapaxes(self, axis0, axis1):
+        return self.transpose(axis0, axis1)
+
+    swapdims = swapaxes
+
+    def movedim(self, source, destination):
+        """The dims in `source` moved to the places in `destination`; the others keep their order."""
+        source = [source] if isinstance(source, int) else list(source)
+        destination = [destination] if isinstance(destination, int) else list(destination)
+        if len(source) != len(destination):
+            raise ValueError(f"movedim: Invalid source or destination dims: source ({source} dims) should contain "
+                             f"the same number of dims as destination ({destination} dims)")
+        src = [_ops.normalize_dim(d, self.ndim, "movedim") for d in source]
+        dst = [_ops.normalize_dim(d, self.ndim, "movedim") for d in destination]
+        if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+            raise ValueError(f"movedim: repeated dim in source {source} or destination {destination}")
+        order = [None] * self.ndim
+        for s_dim, d_dim in zip(src, dst):
+            order[d_dim] = s_dim
+        rest = iter(d for d in range(self.ndim) if d not in src)
+        return self.permute(*[d if d is not None else next(rest) for d in order])
+
+    moveaxis = movedim
+
+    def select(self, dim, index):
+        """The slice at `index` along `dim`, that dim removed: x.select(1, 2) is x[:, 2]."""
+        dim = _ops.normalize_dim(dim, self.ndim, "select")
+        return self[(slice(None),) * dim + (index,)]
+
+    def unflatten(self, dim, sizes):
+        """Dim `dim` split into `sizes` (one of them may be -1): the inverse of flatten."""
+        dim = _ops.normalize_dim(dim, self.ndim, "unflatten")
+        return self.reshape(*self.shape[:dim], *sizes, *self.shape[dim + 1:])
+
     def unsqueeze(self, dim):
         return _ops.unsqueeze(self, dim)
 

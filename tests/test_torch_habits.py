@@ -303,3 +303,36 @@ def test_size_builds_and_compares_shapes_as_torch_size():
     assert isinstance(mg.Size([1]), tuple) and repr(mg.Size([2, 3])) == "minigrad.Size([2, 3])"
     with pytest.raises(TypeError, match="Size: every size must be an int, got 2.5"):
         mg.Size([2.5])
+
+
+def test_dim_moving_names_by_hand_and_their_gradient():
+    x = mg.arange(24.0).reshape(2, 3, 4)
+    assert x.movedim(0, -1).shape == (3, 4, 2) and x.movedim([0, 1], [2, 0]).shape == (3, 4, 2)
+    assert x.movedim(-1, 0)[1, 1, 0].item() == x[1, 0, 1].item() == 13.0
+    assert x.swapaxes(0, 2).shape == (4, 3, 2) and x.swapdims(1, 2)[0, 3, 1].item() == 7.0
+    assert x.select(1, 2).tolist() == x[:, 2].tolist() and x.select(-1, 0).tolist() == [[0, 4, 8], [12, 16, 20]]
+    assert x.unflatten(2, (2, -1)).shape == (2, 3, 2, 2) and x.unflatten(-1, (2, 2))[1, 2, 1, 0].item() == 22.0
+    with pytest.raises(ValueError, match="movedim: repeated dim"):
+        x.movedim([0, 0], [1, 2])
+    w = mg.tensor(np.random.default_rng(0).standard_normal((2, 3, 4)), requires_grad=True)
+    assert mg.gradcheck(lambda t: t.movedim([0, 2], [2, 0]).select(1, 1).unflatten(0, (2, 2)), (w,))
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed (the comparison needs it)")
+def test_dim_moving_names_as_pytorch():
+    data = np.arange(24.0).reshape(2, 3, 4)
+    for call in (lambda t: t.movedim([0, 1], [2, 0]), lambda t: t.moveaxis(-1, 0), lambda t: t.swapaxes(0, 2),
+                 lambda t: t.select(-2, 1), lambda t: t.unflatten(1, (3, 1))):
+        assert np.array_equal(call(mg.tensor(data)).numpy(), call(torch.tensor(data)).numpy())
+
+
+def test_variable_is_a_detached_tensor_as_in_old_pytorch_code():
+    from minigrad.autograd import Variable
+    x = mg.ones(2)
+    v = Variable(x, requires_grad=True)
+    assert v is not x and v.requires_grad and not x.requires_grad and v.is_leaf
+    assert isinstance(x, Variable) and isinstance(v, mg.Tensor) and not isinstance(3, Variable)
+    v.data.add_(1)  # the same storage, as PyTorch's
+    assert x.tolist() == [2.0, 2.0]
+    with pytest.raises(TypeError, match="Variable: data must be a Tensor"):
+        Variable([1.0])

@@ -12,6 +12,7 @@ from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from .function import Function, FunctionCtx, once_differentiable
 from .functional import backward, grad
 from .gradcheck import GradcheckError, gradcheck
+from .variable import Variable  # old code's wrapper: Variable(t) is t detached
 
 __all__ = [
     "Function", "FunctionCtx", "once_differentiable", "grad", "backward", "gradcheck", "GradcheckError",
