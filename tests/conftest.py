@@ -41,6 +41,16 @@ def float64():
         mg.set_default_dtype(previous)
 
 
+@pytest.fixture(params=["minigrad", "torch"])
+def lib(request):
+    """The library a test written once for both runs on: minigrad, then PyTorch where it is installed."""
+    if request.param == "torch":
+        if torch is None:
+            pytest.skip("PyTorch is not installed")
+        return torch
+    return mg
+
+
 def pytest_terminal_summary(terminalreporter):
     """One line on the comparisons with PyTorch: `pip install -e ".[dev]"` (and so CI) installs PyTorch,
     and then none of them may be skipped; without it they skip and the finite-difference checks still run."""

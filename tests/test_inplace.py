@@ -16,17 +16,6 @@ try:
 except ImportError:
     torch = None
 
-LIBS = ["minigrad", "torch"]
-
-
-@pytest.fixture(params=LIBS)
-def lib(request):
-    if request.param == "torch":
-        if torch is None:
-            pytest.skip("PyTorch is not installed")
-        return torch
-    return mg
-
 
 def values(t):
     return t.detach().numpy().tolist()

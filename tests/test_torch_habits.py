@@ -20,15 +20,6 @@ except ImportError:
     torch = None
 
 
-@pytest.fixture(params=["minigrad", "torch"])
-def lib(request):
-    if request.param == "torch":
-        if torch is None:
-            pytest.skip("PyTorch is not installed")
-        return torch
-    return mg
-
-
 # ---- format ----------------------------------------------------------------------------------
 def test_a_zero_dim_tensor_formats_as_its_number(lib):
     loss = lib.tensor(1.23456, dtype=lib.float64)
