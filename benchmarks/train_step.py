@@ -428,10 +428,12 @@ def _child(library, size, steps, warmup, check_path):
     print(json.dumps(result))
 
 
-# glibc returns large freed blocks to the OS at once, so every large temporary of the next step
-# page-faults its memory in anew; raising these thresholds keeps freed memory for reuse. It made
-# whole steps faster for every library, so all run under the same setting (--no-malloc-tuning: off).
-MALLOC_TUNING = {"MALLOC_MMAP_THRESHOLD_": str(2**30), "MALLOC_TRIM_THRESHOLD_": str(2**30)}
+# The children run as plain processes: no allocator settings from outside. minigrad sets glibc's
+# malloc for itself on import (minigrad/allocator.py); --minigrad-malloc-default turns that off in
+# minigrad's processes, to show what it is worth. Variables that would tune malloc for every library
+# are dropped from the children's environment, so that none of them runs a process no user runs.
+OUTSIDE_MALLOC_TUNING = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_ARENA_MAX",
+                         "GLIBC_TUNABLES")
 
 
 def _command(library, size, steps, warmup, check_path=""):
@@ -443,10 +445,12 @@ THREADS_VARIABLE = "MINIGRAD_BENCHMARK_THREADS"
 _minigrad_threads = None  # minigrad's default
 
 
-def _env(malloc_tuning, num_threads=None):
+def _env(minigrad_malloc, num_threads=None):
     num_threads = num_threads or _minigrad_threads
     threads = {THREADS_VARIABLE: str(num_threads)} if num_threads else {}
-    return {**os.environ, **(MALLOC_TUNING if malloc_tuning else {}), **threads}
+    plain = {name: value for name, value in os.environ.items() if name not in OUTSIDE_MALLOC_TUNING}
+    off = {} if minigrad_malloc else {"MINIGRAD_MALLOC": "default"}
+    return {**plain, **off, **threads}
 
 
 def _result(done, library):
@@ -455,16 +459,16 @@ def _result(done, library):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _measure(library, size, steps, warmup, malloc_tuning=True, check_path="", num_threads=None):
+def _measure(library, size, steps, warmup, minigrad_malloc=True, check_path="", num_threads=None):
     done = subprocess.run(_command(library, size, steps, warmup, check_path), capture_output=True, text=True,
-                          env=_env(malloc_tuning, num_threads))
+                          env=_env(minigrad_malloc, num_threads))
     return _result(done, library)
 
 
-def _measure_together(library, size, steps, warmup, n, malloc_tuning=True):
+def _measure_together(library, size, steps, warmup, n, minigrad_malloc=True):
     """Start n identical processes at once; their results."""
     running = [subprocess.Popen(_command(library, size, steps, warmup), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=_env(malloc_tuning)) for _ in range(n)]
+                                stderr=subprocess.PIPE, text=True, env=_env(minigrad_malloc)) for _ in range(n)]
     results = []
     for process in running:
         out, err = process.communicate()
@@ -517,7 +521,8 @@ def main():
                         help="train the tiny model N steps and print minigrad's resident memory along the way")
     parser.add_argument("--threads", type=int, metavar="N", help="minigrad's threads (mg.set_num_threads(N)) "
                         "for its steps and the gemm row; default: minigrad's own default")
-    parser.add_argument("--no-malloc-tuning", action="store_true", help="run with glibc's default malloc settings")
+    parser.add_argument("--minigrad-malloc-default", action="store_true",
+                        help="minigrad's processes leave glibc's malloc as it is (MINIGRAD_MALLOC=default)")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -532,14 +537,14 @@ def main():
     _minigrad_threads = args.threads
     libraries = [lib for lib in args.libraries if _available(lib)]
     missing = sorted(set(args.libraries) - set(libraries))
-    tuning = not args.no_malloc_tuning
+    tuning = not args.minigrad_malloc_default
     import minigrad as mg
 
     versions = {"numpy": np.__version__}
     for module in sorted({MODULE_OF[lib] for lib in libraries} - {"minigrad"}):
         versions[module] = getattr(__import__(module), "__version__", "?")
     print(f"{os.cpu_count()} cores; {', '.join(f'{k} {v}' for k, v in versions.items())}; minigrad threads "
-          f"{args.threads or mg.get_num_threads()} (default {mg.get_num_threads()}); malloc tuning {'on' if tuning else 'off'}; {args.steps} timed steps after "
+          f"{args.threads or mg.get_num_threads()} (default {mg.get_num_threads()}); minigrad's malloc setting {'on' if tuning else 'off'}; plain processes; {args.steps} timed steps after "
           f"{args.warmup} warm-up steps, {args.repeats} repeat(s)" + (f"; not installed: {missing}" if missing else ""))
     for size in args.sizes:
         if not args.no_check:

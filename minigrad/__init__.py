@@ -13,6 +13,9 @@ CPU-only NumPy library: random.py (Generator), serialization.py (save/load), amp
 cpu/, compiler.py, jit.py, onnx.py, distributed.py; import_alias.py lets code bind `torch` to minigrad and import
 `torch.nn` and friends.
 """
+from . import allocator
+
+allocator.tune_on_import()  # glibc keeps freed memory for the next step's arrays; MINIGRAD_MALLOC=default: off
 from .creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, numel, ones,
     ones_like, rand, randint, randn, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like,

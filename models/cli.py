@@ -17,7 +17,6 @@ as `transformers`' Trainer refuses a used output_dir unless told to overwrite it
 message suggests is printed as it can be run.
 """
 import argparse
-import ctypes
 import math
 import os
 import shlex
@@ -284,18 +283,6 @@ def _evaluate(args):
     return 0
 
 
-def _keep_freed_memory():
-    """Ask glibc to keep freed memory for reuse rather than hand each large block back to the OS:
-    a training step frees and re-allocates the same large arrays, and fetching fresh pages from the
-    OS every time (page faults) made steps about 10% slower. No effect off glibc."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD: blocks up to 32 MB come from the heap
-        libc.mallopt(-1, 2**30)  # M_TRIM_THRESHOLD: keep up to 1 GB of free heap
-    except (OSError, AttributeError):
-        pass
-
-
 # ---- argument types: each refuses a bad value at parse time, and argparse names the option ----------
 def _positive_int(text):
     value = _parse(int, text, "an integer")
@@ -346,7 +333,6 @@ def main(argv=None):
 
 
 def _main(argv):
-    _keep_freed_memory()
     parser = argparse.ArgumentParser(
         prog="minigrad", description="Train and use minigrad's toy Transformers.",
         epilog="minigrad COMMAND --help tells more about each command.")
