@@ -1,6 +1,7 @@
 """GELU, the Gaussian error linear unit: gelu(x) = x * Phi(x), Phi the standard normal CDF.
 
-NumPy has no erf, so `erf` below sums its series; approximate="tanh" gives the cheaper form
+The exact form (PyTorch's default) takes Phi(x) = (1 + erf(x / sqrt 2)) / 2 from special.erf, in the
+input's dtype (float16 in float32); approximate="tanh" gives the cheaper form
 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as PyTorch.
 """
 import math
@@ -8,29 +9,16 @@ import math
 import numpy as np
 
 from ..function import Function
+from .special import erf
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def erf(x):
-    """erf to float64 precision, for arrays.
-
-    Uses erf(z) = 2/sqrt(pi) exp(-z^2) sum_n (2z^2)^n z / (1*3*...*(2n+1)), whose terms are all
-    positive (no cancellation). |z| is clipped at 6, where erf already equals +-1 in float64.
-    """
-    z = np.clip(np.asarray(x, dtype=np.float64), -6.0, 6.0)
-    z2 = z * z
-    term = z.copy()
-    total = z.copy()
-    n = 0
-    while True:
-        n += 1
-        term *= 2.0 * z2 / (2 * n + 1)
-        total += term
-        if not np.any(np.abs(term) > 1e-17 * np.abs(total)):
-            break
-    return (2.0 / math.sqrt(math.pi)) * np.exp(-z2) * total
+def _working(a):
+    """float16 is computed in float32 (as PyTorch does on the CPU); float32 and float64 as they are."""
+    return a.astype(np.float32) if a.dtype == np.float16 else a
 
 
 class GELU(Function):
@@ -45,9 +33,12 @@ class GELU(Function):
             t = np.tanh(inner)
             ctx.tanh = t
             return 0.5 * x * (1 + t)
-        cdf = 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
+        dtype, x = x.dtype, _working(x)
+        cdf = erf(x * _INV_SQRT_2)  # a new array: the two steps below are in place
+        cdf += 1.0
+        cdf *= 0.5
         ctx.cdf = cdf
-        return (x * cdf).astype(x.dtype, copy=False)
+        return (x * cdf).astype(dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -57,6 +48,13 @@ class GELU(Function):
             t = ctx.tanh
             d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
             return grad * d, None
-        # d/dx x Phi(x) = Phi(x) + x phi(x),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
-        d = ctx.cdf + x * np.exp(-0.5 * x * x) * _INV_SQRT_2PI
-        return (grad * d).astype(grad.dtype, copy=False), None
+        # d/dx x Phi(x) = Phi(x) + x phi(x),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi); in place after the first
+        x = _working(x)
+        d = x * x
+        d *= -0.5
+        np.exp(d, out=d)
+        d *= x
+        d *= _INV_SQRT_2PI
+        d += ctx.cdf
+        d *= grad
+        return d.astype(grad.dtype, copy=False), None

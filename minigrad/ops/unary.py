@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtype as _dtype
 from ..function import Function
 from ..tensor import Tensor
-from .activation import erf as erf_array
+from . import special
 from .util import scalar
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -172,7 +172,7 @@ class Erf(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return erf_array(x).astype(x.dtype, copy=False)  # the series runs in float64
+        return special.erf(x)  # in x's dtype (special.py)
 
     @staticmethod
     def backward(ctx, grad):
