@@ -19,7 +19,6 @@ runs it for each library, size and attention style and prints the table.
 import argparse
 import json
 import math
-import os
 import sys
 import time
 
@@ -52,8 +51,6 @@ else:
     import torch.nn as nn
     import torch.nn.functional as F
     from torch.utils.data import DataLoader, Dataset
-
-    torch.set_num_threads(min(os.cpu_count() or 1, 4))  # PyTorch's own default here; stated for the record
 
 
 class CausalSelfAttention(nn.Module):
