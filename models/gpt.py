@@ -23,7 +23,7 @@ class GPTConfig:
     dropout: float = 0.1
     max_len: int = 128  # the longest sequence the positional encoding (and the causal mask) covers
     norm_first: bool = True  # pre-norm, as GPT-2; a final LayerNorm follows the last block
-    activation: str = "gelu_tanh"  # GPT-2's tanh form of GELU; the exact (erf) form is slower in NumPy
+    activation: str = "gelu_tanh"  # GPT-2's tanh form of GELU; the exact form ("gelu") costs about the same
     tie_embeddings: bool = True  # the output projection reuses the token embedding matrix
     pad_id: int = 0
 
