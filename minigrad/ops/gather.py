@@ -4,7 +4,8 @@ index_fill, masked_select, nonzero.
 gather and scatter pair an `index` tensor with the positions it points at. For gather,
 out[i][j] = x[index[i][j]][j] when dim=0 (and so on for other dims); scatter writes the other way,
 out[index[i][j]][j] = src[i][j]. Both are done with one NumPy advanced index, built by `_positions`.
-Backward of a read adds the gradient back at the positions read, with np.add.at, so an index that
+Backward of a read adds the gradient back at the positions read, with np.add.at (or, for whole
+slices along one dim as index_select reads them, util.take_grad's sorted sums), so an index that
 appears twice receives both contributions.
 """
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
-from .util import normalize_dim, refuse_out as _refuse_out
+from .util import normalize_dim, refuse_out as _refuse_out, take_axis, take_grad
 
 
 def _index_array(index, op, max_ndim=None):
@@ -69,6 +70,10 @@ class Gather(Function):
     @staticmethod
     def backward(ctx, grad):
         # y = x[positions]  =>  dL/dx gets dL/dy added at each position read (twice if read twice)
+        taken = take_axis(ctx.positions, len(ctx.in_shape))
+        if taken is not None:  # whole slices along one dim (index_select): sorted sums, far faster
+            axis, index = taken
+            return take_grad(grad, index, axis, ctx.in_shape), None
         out = np.zeros(ctx.in_shape, dtype=grad.dtype)
         np.add.at(out, ctx.positions, grad)
         return out, None

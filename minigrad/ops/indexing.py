@@ -4,7 +4,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
-from .util import promote, result_dtype, scalar, shape_of
+from .util import promote, result_dtype, scalar, shape_of, take_axis, take_grad
 
 
 def _check_mask(mask, shape, position, parts):
@@ -81,6 +81,10 @@ class GetItem(Function):
     def backward(ctx, grad):
         # y = x[index]  =>  dL/dx is zero except at the selected places, which receive dL/dy.
         # An integer array may select one element twice: np.add.at adds both contributions.
+        taken = take_axis(ctx.index, len(ctx.in_shape)) if ctx.advanced else None
+        if taken is not None:  # x[idx], x[:, idx]: whole slices along one dim, added up far faster
+            axis, index = taken
+            return take_grad(grad, index, axis, ctx.in_shape), None, None
         out = np.zeros(ctx.in_shape, dtype=grad.dtype)
         if ctx.advanced:
             np.add.at(out, ctx.index, grad)

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..function import Function
 from .reduction import _unreduce
+from .rowwise import dot_along
 from .util import normalize_dims
 
 
@@ -17,19 +18,26 @@ class Norm(Function):
 
     @staticmethod
     def forward(ctx, x, p, dims, keepdim):
-        magnitude = np.abs(x)
-        if p == math.inf:
-            out = np.max(magnitude, axis=dims, keepdims=True, initial=0)
+        if p == 2:
+            # sqrt(sum x^2) needs no |x|; over one dim, or all, it is a dot of x with itself (no x * x temporary)
+            if len(dims) == x.ndim:
+                flat = x.reshape(-1)
+                squares = dot_along(flat, flat, 0).reshape((1,) * x.ndim)
+            elif len(dims) == 1:
+                squares = dot_along(x, x, dims[0])
+            else:
+                squares = (x * x).sum(axis=dims, keepdims=True)
+            out = np.sqrt(squares)
+        elif p == math.inf:
+            out = np.max(np.abs(x), axis=dims, keepdims=True, initial=0)
         elif p == -math.inf:
-            out = np.min(magnitude, axis=dims, keepdims=True)
+            out = np.min(np.abs(x), axis=dims, keepdims=True)
         elif p == 0:
             out = (x != 0).sum(axis=dims, keepdims=True).astype(x.dtype)
         elif p == 1:
-            out = magnitude.sum(axis=dims, keepdims=True)
-        elif p == 2:
-            out = np.sqrt((x * x).sum(axis=dims, keepdims=True))
+            out = np.abs(x).sum(axis=dims, keepdims=True)
         else:
-            out = ((magnitude ** p).sum(axis=dims, keepdims=True)) ** (1.0 / p)
+            out = ((np.abs(x) ** p).sum(axis=dims, keepdims=True)) ** (1.0 / p)
         ctx.save_for_backward(x, out)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         return out if keepdim else np.squeeze(out, axis=dims)
@@ -39,10 +47,15 @@ class Norm(Function):
         x, out = ctx.saved_tensors
         p = ctx.p
         grad = _unreduce(grad, ctx.dims, ctx.keepdim)
-        sign = np.sign(x)
+        if p == 2:
+            # d||x|| / dx_i = x_i / ||x||, 0 where ||x|| = 0: the scale grad / ||x|| has the reduced shape,
+            # so setting it to 0 there is cheap, and x * 0 = 0 (every x_i is 0 or too small to square)
+            scale = np.divide(grad, out, out=np.zeros_like(out), where=out != 0)
+            return x * scale, None, None, None
         if p == 0:
             # the count of nonzeros is piecewise constant
             return np.zeros_like(x), None, None, None
+        sign = np.sign(x)
         if p == 1:
             # d sum|x_i| / dx_i = sign(x_i)
             return grad * sign, None, None, None
@@ -51,14 +64,10 @@ class Norm(Function):
             extreme = np.abs(x) == out
             count = extreme.sum(axis=ctx.dims, keepdims=True).astype(x.dtype)
             return grad * sign * extreme / count, None, None, None
-        # d||x||_p / dx_i = sign(x_i) |x_i|^(p-1) / ||x||_p^(p-1)   (p = 2: x_i / ||x||), 0 where ||x|| = 0
+        # d||x||_p / dx_i = sign(x_i) |x_i|^(p-1) / ||x||_p^(p-1), 0 where ||x|| = 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            if p == 2:
-                scale = grad / out
-                dx = x * scale
-            else:
-                scale = grad / out ** (p - 1)
-                dx = sign * np.abs(x) ** (p - 1) * scale
+            scale = grad / out ** (p - 1)
+            dx = sign * np.abs(x) ** (p - 1) * scale
         return np.where(out == 0, 0, dx).astype(x.dtype, copy=False), None, None, None
 
 

@@ -105,3 +105,42 @@ def require_floating(x, op, what="input"):
 
 def shape_of(x):
     return x.shape if isinstance(x, (Tensor, np.ndarray)) else ()
+
+
+def take_axis(index, ndim):
+    """(axis, integer array) if indexing with `index` (as NumPy takes it) is np.take(x, array, axis):
+    full slices, one integer array, then only full slices or `...`. None for any other index."""
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [k for k, part in enumerate(parts) if isinstance(part, np.ndarray)]
+    if len(arrays) != 1 or arrays[0] >= ndim or parts[arrays[0]].dtype.kind not in "iu":
+        return None
+    axis = arrays[0]
+    whole = slice(None)
+    if any(part != whole for part in parts[:axis]) or any(
+        part is not Ellipsis and part != whole for part in parts[axis + 1 :]
+    ):
+        return None
+    return axis, parts[axis]
+
+
+def take_grad(grad, index, axis, shape):
+    """dL/dx for y = np.take(x, index, axis), x of `shape`: each slice of grad added at its index.
+
+    What np.add.at(zeros, (:, ..., index), grad) gives, repeated indices adding up, but np.add.at adds
+    one element at a time (1.6 ms for 2048 rows of 128 into 65 rows). Instead the slices are sorted by
+    index (stably: each index's slices keep their order, so the sums are the same every run) and each
+    run of one index is added up by one np.add.reduceat. Negative indices count from the end.
+    """
+    out = np.zeros(shape, dtype=grad.dtype)
+    flat = index.reshape(-1)
+    if flat.size == 0:
+        return out
+    if flat.min() < 0:
+        flat = np.where(flat < 0, flat + shape[axis], flat)
+    grad = grad.reshape(shape[:axis] + (flat.size,) + shape[axis + 1 :])  # the index's dims as one
+    order = np.argsort(flat, kind="stable")
+    sorted_index = flat[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_index[1:] != sorted_index[:-1])))
+    sums = np.add.reduceat(np.take(grad, order, axis=axis), starts, axis=axis)
+    out[(slice(None),) * axis + (sorted_index[starts],)] = sums
+    return out
