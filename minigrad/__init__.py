@@ -33,7 +33,7 @@ from .anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detec
 from .errors import ShapeError
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops import (
     abs, amax, amin, argmax, argmin, cat, chunk, clamp, clone, exp, flatten, log, log_softmax, masked_fill,
     matmul, max, maximum, mean, min, minimum, narrow, permute, relu, reshape, sigmoid, softmax, split, sqrt,

@@ -6,7 +6,7 @@ are plain NumPy arrays; only a leaf's `.grad` is wrapped in a Tensor, which has 
 """
 import numpy as np
 
-from . import anomaly
+from . import anomaly, grad_mode
 from .errors import ShapeError
 
 # Set by minigrad.viz.trace_backward(): called as _trace(node, output, grad, input_grads) for each op
@@ -72,15 +72,17 @@ def sum_to_shape(grad, shape, op_name="backward"):
     """
     if grad.shape == shape:
         return grad
-    lead = grad.ndim - len(shape)
-    if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, grad.shape[lead:])):
+    return grad.sum(axis=broadcast_axes(grad.shape, shape, op_name)).reshape(shape)
+
+
+def broadcast_axes(grad_shape, shape, op_name="backward"):
+    """The axes of a gradient of shape `grad_shape` that broadcasting added to an input of `shape`."""
+    lead = len(grad_shape) - len(shape)
+    if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, grad_shape[lead:])):
         raise ShapeError(
-            f"{op_name}: gradient of shape {grad.shape} cannot be summed to the input's shape {shape}"
+            f"{op_name}: gradient of shape {grad_shape} cannot be summed to the input's shape {shape}"
         )
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1
-    )
-    return grad.sum(axis=axes).reshape(shape)
+    return tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and grad_shape[lead + i] != 1)
 
 
 # ---- gradient hooks (Tensor.register_hook) -----------------------------------------------------
@@ -104,11 +106,23 @@ def register_hook(tensor, hook):
 
 
 def run_hooks(tensor, grad):
-    """Pass the gradient (as a Tensor without history) through the tensor's hooks, in order."""
+    """Pass the gradient through the tensor's hooks, in order: as a Tensor without history, or in a
+    recorded walk (create_graph=True) as the gradient Tensor itself, whose graph a hook may extend."""
     from .tensor import Tensor
 
+    recorded = isinstance(grad, Tensor)
     for hook in list(tensor._hooks.values()):
-        result = hook(Tensor._make(grad))
+        result = hook(grad if recorded else Tensor._make(grad))
+        if recorded:
+            if result is None:
+                continue
+            if not isinstance(result, Tensor) or result.shape != grad.shape:
+                raise RuntimeError(
+                    f"register_hook: the hook {getattr(hook, '__name__', hook)!r} returned "
+                    f"{_describe_hook_result(result)}, but the tensor's gradient is a Tensor of shape {grad.shape}"
+                )
+            grad = result if result.dtype == grad.dtype else result.to(grad.dtype)
+            continue
         if result is None:
             continue
         replacement = result._array if isinstance(result, Tensor) else np.asarray(result)
@@ -119,6 +133,10 @@ def run_hooks(tensor, grad):
             )
         grad = replacement.astype(grad.dtype, copy=False)
     return grad
+
+
+def _describe_hook_result(result):
+    return f"a Tensor of shape {result.shape}" if hasattr(result, "shape") else f"a {type(result).__name__}"
 
 
 def root_gradient(op, out, gradient, what="the tensor"):
@@ -144,8 +162,20 @@ def root_gradient(op, out, gradient, what="the tensor"):
     return gradient.astype(out.dtype, copy=False)
 
 
-def backward(root, gradient, retain_graph=False):
-    """Accumulate d(root)/d(leaf) * gradient into `.grad` of every leaf that requires grad."""
+def backward(root, gradient, retain_graph=False, create_graph=False):
+    """Accumulate d(root)/d(leaf) * gradient into `.grad` of every leaf that requires grad.
+
+    create_graph=False: gradients are NumPy arrays, each op's backward runs on arrays, nothing is
+    recorded. create_graph=True: `gradient` is a Tensor, the walk runs each op's backward on Tensors
+    with grad mode on (minigrad/higher_order.py), and the `.grad` it leaves has a graph of its own.
+    """
+    if create_graph:
+        with grad_mode.enable_grad():  # as PyTorch: create_graph records even inside no_grad
+            return _walk(root, gradient, retain_graph, True)
+    return _walk(root, gradient, retain_graph, False)
+
+
+def _walk(root, gradient, retain_graph, create_graph):
     from .tensor import Tensor
 
     order = topological_order(root)
@@ -161,6 +191,8 @@ def backward(root, gradient, retain_graph=False):
             )
         if node._saved_versions or node._saved_output is not None:
             node.check_saved_versions()
+    if create_graph:
+        from . import higher_order
     checking = anomaly._AnomalyMode.enabled
     grads = {id(root): gradient}
     finished = []  # (tensor, gradient) for .grad, stored only once the whole walk has succeeded
@@ -174,30 +206,38 @@ def backward(root, gradient, retain_graph=False):
         if node is None:
             finished.append((tensor, grad))
         elif tensor._retains_grad:  # a copy: the node's backward below receives this same array
-            finished.append((tensor, np.array(grad, copy=True)))
+            finished.append((tensor, grad if create_graph else np.array(grad, copy=True)))
         if node is None:
             continue
-        input_grads = type(node).backward(node, grad)
-        if not isinstance(input_grads, tuple):
-            input_grads = (input_grads,)
+        if create_graph:
+            input_grads = higher_order.node_backward(node, tensor, grad)
+        else:
+            input_grads = type(node).backward(node, grad)
+            if not isinstance(input_grads, tuple):
+                input_grads = (input_grads,)
         if len(input_grads) != len(node.parents):
             raise RuntimeError(
                 f"{node.op_name}.backward returned {len(input_grads)} gradients, "
                 f"but forward had {len(node.parents)} inputs"
             )
         if checking:
-            anomaly.check_backward(node, grad, input_grads)
+            arrays = (grad, input_grads) if not create_graph else (
+                grad._array, [None if g is None else g._array for g in input_grads])
+            anomaly.check_backward(node, *arrays)
         if _trace is not None:
             _trace(node, tensor, grad, input_grads)
         for parent, parent_grad in zip(node.parents, input_grads):
             if parent is None or parent_grad is None:
                 continue
-            if type(parent_grad) is not np.ndarray:
-                parent_grad = np.asarray(parent_grad)
-            if parent_grad.shape != parent._array.shape:
-                parent_grad = sum_to_shape(parent_grad, parent._array.shape, node.op_name + ".backward")
-            if parent_grad.dtype != parent._array.dtype:
-                parent_grad = parent_grad.astype(parent._array.dtype)
+            if create_graph:
+                parent_grad = higher_order.fit_to_input(parent_grad, parent, node.op_name)
+            else:
+                if type(parent_grad) is not np.ndarray:
+                    parent_grad = np.asarray(parent_grad)
+                if parent_grad.shape != parent._array.shape:
+                    parent_grad = sum_to_shape(parent_grad, parent._array.shape, node.op_name + ".backward")
+                if parent_grad.dtype != parent._array.dtype:
+                    parent_grad = parent_grad.astype(parent._array.dtype)
             key = id(parent)
             if key in grads:
                 grads[key] = grads[key] + parent_grad
@@ -205,8 +245,12 @@ def backward(root, gradient, retain_graph=False):
                 grads[key] = parent_grad
         if not retain_graph:
             node.release()
+    stored = set()
     for tensor, grad in finished:
-        _accumulate(tensor, grad, Tensor)
+        if create_graph:
+            _accumulate_recorded(tensor, grad, stored)
+        else:
+            _accumulate(tensor, grad, Tensor)
 
 
 def _accumulate(tensor, grad, Tensor):
@@ -215,3 +259,14 @@ def _accumulate(tensor, grad, Tensor):
         tensor.grad = Tensor._make(np.array(grad, dtype=tensor._array.dtype, copy=True))
     else:
         tensor.grad._array = tensor.grad._array + grad
+
+
+def _accumulate_recorded(tensor, grad, stored):
+    """tensor.grad += grad in a recorded walk: .grad keeps the gradient's graph. One gradient Tensor can
+    reach two leaves (a + b sends the same one to both): the second gets a clone, so that changing one
+    .grad in place cannot change the other."""
+    if tensor.grad is None:
+        tensor.grad = grad.clone() if id(grad) in stored else grad
+        stored.add(id(tensor.grad))
+    else:
+        tensor.grad = tensor.grad + grad

@@ -134,6 +134,22 @@ class Function:
     def backward(ctx, grad):
         raise NotImplementedError("a Function subclass must define backward(ctx, grad)")
 
+    def backward_recorded(self, output, grad):
+        """This node's backward on Tensors, recorded, for create_graph=True (minigrad/higher_order.py).
+
+        A built-in op runs its own formula on the Tensors its forward saw. A user's array-level op has
+        only an array backward: its gradients come out once differentiable, and differentiating them
+        again raises (write it as minigrad.autograd.Function, with Tensor ops, to go further)."""
+        from . import higher_order
+
+        op = self.op_class or type(self)
+        if op.__module__.startswith("minigrad."):
+            return higher_order.run_formula(self, output, grad)
+        result = op.backward(self, grad._array)
+        result = result if isinstance(result, tuple) else (result,)
+        who = f"{op.__name__} (an array-level minigrad.function.Function, whose backward runs on NumPy arrays)"
+        return tuple(None if g is None else higher_order.once_differentiable_result(g, who) for g in result)
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward on the arrays inside `args` and, if any input needs a gradient, record the node."""

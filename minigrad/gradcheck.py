@@ -10,10 +10,15 @@ axis mistakes). Then for an input element x_i:
 and they must agree within atol + rtol * |numeric|. Full mode checks every element of every input.
 Fast mode, for whole models, checks a few random directions u per input (the directional derivative
 grad . u against (L(x + eps u) - L(x - eps u)) / 2 eps) plus a random sample of single elements.
+
+gradgradcheck checks second derivatives the same way, one level up: the function it checks is the
+first derivative itself, v -> autograd.grad(fn(x), x, v, create_graph=True), a function of the inputs x
+and of the output gradient v. Its backward is the backward of the backward, so its gradients are the
+second derivatives, and finite differences of the first derivative must agree with them.
 """
 import numpy as np
 
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 from .tensor import Tensor
 
 
@@ -41,7 +46,7 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
     for name, t in checked:
         if t.dtype != np.float64:
             raise ValueError(
-                f"gradcheck: input {name} is {t.dtype}; finite differences need float64 "
+                f"gradcheck: {name} is {t.dtype}; finite differences need float64 "
                 "(call .double() on inputs, or model.double())"
             )
     rng = np.random.default_rng(seed)
@@ -76,13 +81,54 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
     return True
 
 
+def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+                  fast_mode=False, seed=0):
+    """Check second derivatives: gradcheck of the first derivative, as a function of the inputs and of
+    the output gradient (random float64 ones unless `grad_outputs` are given).
+
+    A backward that is right to first order but leaves the graph somewhere inside (a detached value,
+    a NumPy computation) fails here: the terms of the second derivative that flow through it are
+    missing. A mismatch names the input ('input #1' or 'grad_output #0') and the element.
+    """
+    from .autograd.backprop import grad as autograd_grad
+
+    names, values = _name_inputs(inputs)
+    if isinstance(inputs, dict):
+        raise TypeError("gradgradcheck: inputs must be a Tensor or a sequence of them (fn is called as fn(*inputs))")
+    wrt = [t for t in values if isinstance(t, Tensor) and t.requires_grad]
+    if not wrt:
+        raise ValueError("gradgradcheck: no input requires grad, so there is nothing to check")
+    outs = _as_outputs(fn(*values))
+    differentiable = [o.requires_grad for o in outs]
+    if grad_outputs is None:
+        rng = np.random.default_rng(seed)
+        grad_outputs = [Tensor(rng.standard_normal(o.shape), requires_grad=True)
+                        for o, d in zip(outs, differentiable) if d]
+    else:
+        grad_outputs = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+        if len(grad_outputs) != sum(differentiable):
+            raise ValueError(f"gradgradcheck: got {len(grad_outputs)} grad_outputs for {sum(differentiable)} "
+                             "differentiable outputs of fn")
+
+    def first_derivative():
+        with enable_grad():  # gradcheck evaluates its function under no_grad; this one needs a graph
+            out = [o for o, d in zip(_as_outputs(fn(*values)), differentiable) if d]
+            grads = autograd_grad(out, wrt, grad_outputs, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    checked = {n: t for n, t in zip(names, values) if isinstance(t, Tensor) and t.requires_grad}
+    checked.update({f"grad_output #{k}": g for k, g in enumerate(grad_outputs) if g.requires_grad})
+    return gradcheck(first_derivative, checked, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
+                     fast_mode=fast_mode, seed=seed)
+
+
 def _name_inputs(inputs):
     if isinstance(inputs, dict):
-        return [repr(k) for k in inputs], list(inputs.values())
+        return [k if k.startswith(("input ", "grad_output ")) else f"input {k!r}" for k in inputs], list(inputs.values())
     if isinstance(inputs, Tensor):
         inputs = (inputs,)
     inputs = list(inputs)
-    return [f"#{i}" for i in range(len(inputs))], inputs
+    return [f"input #{i}" for i in range(len(inputs))], inputs
 
 
 def _as_outputs(out):
@@ -120,7 +166,7 @@ def _analytic_grads(fn, values, checked, weights):
             continue
         if t.grad.shape != t.shape or t.grad.dtype != t.dtype:
             raise GradcheckError(
-                f"gradcheck failed: input {name} has shape {t.shape} and dtype {t.dtype}, "
+                f"gradcheck failed: {name} has shape {t.shape} and dtype {t.dtype}, "
                 f"but its gradient has shape {t.grad.shape} and dtype {t.grad.dtype}"
             )
         grads.append(t.grad._array.copy())
@@ -165,7 +211,7 @@ def _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions):
 def _describe(name, t, where, analytic, numeric, atol, rtol):
     allowed = atol + rtol * abs(numeric)
     return (
-        f"input {name} (shape {t.shape}), {where}: analytic gradient {analytic:.10g}, "
+        f"{name} (shape {t.shape}), {where}: analytic gradient {analytic:.10g}, "
         f"numeric {numeric:.10g}, difference {abs(analytic - numeric):.3g} > allowed {allowed:.3g} "
         f"(atol {atol:g} + rtol {rtol:g} * |numeric|)"
     )

@@ -724,14 +724,17 @@ class Tensor:
             raise RuntimeError("retain_grad: the tensor does not require grad")
         self._retains_grad = True
 
-    def backward(self, gradient=None, retain_graph=False):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into `.grad` of every leaf that led to it.
 
         `gradient` is dL/d(self); it may be left out only when self has one element (then 1).
+        create_graph=True records the backward pass itself, so the `.grad` it leaves can be
+        differentiated again; retain_graph defaults to create_graph, as in PyTorch.
         """
-        from . import engine
+        from .autograd.backprop import backward
 
-        engine.backward(self, engine.root_gradient("backward", self, gradient), retain_graph=retain_graph)
+        backward((self,), (gradient,), retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,
+                 op="backward")
 
     # ---- printing ---------------------------------------------------------------------------
     def __repr__(self):

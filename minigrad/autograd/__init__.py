@@ -10,11 +10,11 @@ The primitive ops in minigrad/ops/ are written one level down, on NumPy arrays
 """
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from .function import Function, FunctionCtx, once_differentiable
-from .functional import backward, grad
-from .gradcheck import GradcheckError, gradcheck
+from .backprop import backward, grad
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .variable import Variable  # old code's wrapper: Variable(t) is t detached
 
 __all__ = [
-    "Function", "FunctionCtx", "once_differentiable", "grad", "backward", "gradcheck", "GradcheckError",
+    "Function", "FunctionCtx", "once_differentiable", "grad", "backward", "gradcheck", "gradgradcheck", "GradcheckError",
     "no_grad", "enable_grad", "is_grad_enabled",
 ]

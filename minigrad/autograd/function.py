@@ -27,9 +27,12 @@ An op with several outputs gets one node per output; each calls your backward wi
 gradient and zeros for the others (None with ctx.set_materialize_grads(False)), and the engine adds
 up the results, which is the same total since backward is linear in the output gradients.
 """
+import functools
+import weakref
+
 import numpy as np
 
-from .. import grad_mode
+from .. import grad_mode, higher_order
 from ..function import Function as PrimitiveFunction
 from ..tensor import Tensor
 
@@ -137,6 +140,11 @@ class Function:
         # not the output itself, which would hold its own node alive in a cycle
         by_id = dict(zip(original_ids, outputs))
         ctx._saved = tuple(by_id[id(t)].detach() if id(t) in by_id else t for t in ctx._to_save)
+        # for a recorded backward (create_graph=True), which saved tensors are outputs, and the outputs
+        # themselves, weakly: there a saved output must be the output, whose node leads to the inputs
+        position = {i: k for k, i in enumerate(original_ids)}
+        ctx._saved_outputs = {k: position[id(t)] for k, t in enumerate(ctx._to_save) if id(t) in position}
+        ctx._outputs = [weakref.ref(o) if isinstance(o, Tensor) else None for o in outputs]
         ctx._to_save = ()
 
         if record:
@@ -178,6 +186,10 @@ class CustomFunctionNode(PrimitiveFunction):
                 grad_outputs.append(None)
         with grad_mode.no_grad():
             result = node.function_cls.backward(ctx, *grad_outputs)
+        return tuple(None if g is None else g._array for g in node._checked(result))
+
+    def _checked(node, result):
+        """The gradients your backward returned: one Tensor or None per input of forward."""
         result = result if isinstance(result, tuple) else (result,)
         n_inputs = len(node.parents)
         if len(result) < n_inputs or any(g is not None for g in result[n_inputs:]):
@@ -195,8 +207,38 @@ class CustomFunctionNode(PrimitiveFunction):
                     f"{type(g).__name__} for input {k}"
                 )
             else:
-                grads.append(g._array)
+                grads.append(g)
         return tuple(grads)
+
+    def backward_recorded(node, output, grad):
+        """Your backward on Tensors with grad mode on, for create_graph=True: written with Tensor ops, it is
+        recorded, so its result can be differentiated again (PyTorch's double backward). A saved input
+        is the input itself; a saved output is swapped back for the live output."""
+        ctx = node.ctx
+        grad_outputs = []
+        for i, meta in enumerate(node.output_meta):
+            if i == node.index:
+                grad_outputs.append(grad)
+            elif meta is not None and ctx.materialize_grads:
+                grad_outputs.append(Tensor._make(np.zeros(*meta)))
+            else:
+                grad_outputs.append(None)
+        saved = ctx._saved
+        lifted = list(saved)
+        for k, i in ctx._saved_outputs.items():
+            live = output if i == node.index else ctx._outputs[i]()
+            if live is None:
+                raise RuntimeError(
+                    f"{node.function_cls.__name__}: create_graph=True needs the output {i} it saved for backward, "
+                    "but that output no longer exists; keep a reference to it until the backward pass"
+                )
+            lifted[k] = live
+        ctx._saved = tuple(lifted)
+        try:
+            result = node.function_cls.backward(ctx, *grad_outputs)
+        finally:
+            ctx._saved = saved
+        return node._checked(result)
 
     def release(self):
         super().release()
@@ -216,6 +258,22 @@ def _node_class(function_cls):
 
 
 def once_differentiable(backward):
-    """PyTorch's decorator for a backward that cannot itself be differentiated. minigrad's backward
-    never records a graph, so every backward is once differentiable: this returns `backward` as it is."""
-    return backward
+    """PyTorch's decorator for a backward that is not itself differentiable (it computes on NumPy
+    arrays, say). It runs under no_grad; in a create_graph=True backward its results come out
+    requiring grad, and differentiating them again raises a clear error instead of silently
+    giving zero."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grad_outputs):
+        recording = grad_mode.is_grad_enabled()
+        with grad_mode.no_grad():
+            result = backward(ctx, *grad_outputs)
+        if not recording:
+            return result
+        who = getattr(backward, "__qualname__", "backward")
+        results = result if isinstance(result, tuple) else (result,)
+        wrapped = tuple(higher_order.once_differentiable_result(g, who) if isinstance(g, Tensor) else g
+                        for g in results)
+        return wrapped if isinstance(result, tuple) else wrapped[0]
+
+    return wrapper

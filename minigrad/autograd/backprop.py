@@ -1,7 +1,11 @@
-"""autograd.grad and autograd.backward: the engine's backward pass, called with PyTorch's arguments."""
+"""autograd.grad and autograd.backward: the engine's backward pass, called with PyTorch's arguments.
+
+create_graph=True runs the recorded walk (minigrad/higher_order.py): the gradients come back as
+Tensors with a graph, to be differentiated again. retain_graph then defaults to True, as in PyTorch.
+"""
 import numpy as np
 
-from .. import engine
+from .. import engine, higher_order
 from ..tensor import Tensor
 
 
@@ -17,8 +21,9 @@ def _as_tuple(x, what):
     return items
 
 
-def _gradient_arrays(op, outputs, grad_outputs):
-    """One gradient array per output: given, or ones for an output with one element."""
+def _gradient_arrays(op, outputs, grad_outputs, create_graph=False):
+    """One gradient per output: given, or ones for an output with one element. An array, or for a
+    recorded walk a Tensor (a given one is kept as it is: it may require grad itself)."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     elif isinstance(grad_outputs, Tensor):
@@ -27,22 +32,23 @@ def _gradient_arrays(op, outputs, grad_outputs):
         grad_outputs = tuple(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"{op}: got {len(grad_outputs)} gradients for {len(outputs)} outputs")
-    return [engine.root_gradient(op, out, g, f"output {k}") for k, (out, g) in enumerate(zip(outputs, grad_outputs))]
+    start = higher_order.root_gradient if create_graph else engine.root_gradient
+    return [start(op, out, g, f"output {k}") for k, (out, g) in enumerate(zip(outputs, grad_outputs))]
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None, *,
+             op="autograd.backward"):
     """Accumulate into `.grad` of the leaves the gradients of `tensors`, weighted by `grad_tensors`
-    (sum_k grad_tensors[k] . d tensors[k] / d leaf), as if backward() was called on each in turn."""
-    if create_graph:
-        raise NotImplementedError("autograd.backward: create_graph=True (higher-order gradients) is not supported by minigrad")
+    (sum_k grad_tensors[k] . d tensors[k] / d leaf), as if backward() was called on each in turn.
+    With create_graph=True the `.grad`s left have a graph of their own."""
     if inputs is not None:
-        raise NotImplementedError("autograd.backward: inputs= is not supported by minigrad; use autograd.grad")
-    tensors = _as_tuple(tensors, "autograd.backward: tensors")
-    arrays = _gradient_arrays("autograd.backward", tensors, grad_tensors)
-    retain = bool(retain_graph)
-    for k, (t, g) in enumerate(zip(tensors, arrays)):
+        raise NotImplementedError(f"{op}: inputs= is not supported by minigrad; use autograd.grad")
+    tensors = _as_tuple(tensors, f"{op}: tensors")
+    gradients = _gradient_arrays(op, tensors, grad_tensors, create_graph)
+    retain = create_graph if retain_graph is None else bool(retain_graph)
+    for k, (t, g) in enumerate(zip(tensors, gradients)):
         # the graphs may share nodes: keep them until the last tensor has been walked
-        engine.backward(t, g, retain_graph=retain or k < len(tensors) - 1)
+        engine.backward(t, g, retain_graph=retain or k < len(tensors) - 1, create_graph=create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
@@ -53,8 +59,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     `.grad`: no tensor's .grad changes. An input the outputs do not depend on raises, unless
     allow_unused=True (then its gradient is None, or zeros with materialize_grads=True).
     """
-    if create_graph:
-        raise NotImplementedError("autograd.grad: create_graph=True (higher-order gradients) is not supported by minigrad")
     if is_grads_batched:
         raise NotImplementedError("autograd.grad: is_grads_batched=True is not supported by minigrad")
     outputs = _as_tuple(outputs, "autograd.grad: outputs")
@@ -64,7 +68,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for k, t in enumerate(inputs):
         if not t.requires_grad:
             raise RuntimeError(f"autograd.grad: input {k} (shape {t.shape}) does not require grad")
-    arrays = _gradient_arrays("autograd.grad", outputs, grad_outputs)
+    gradients = _gradient_arrays("autograd.grad", outputs, grad_outputs, create_graph)
     allow_unused = materialize_grads if allow_unused is None else allow_unused
 
     # The engine accumulates into .grad of leaves and of tensors that retain their grad. Run it on a
@@ -82,9 +86,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         for t in inputs:
             if t.grad_fn is not None:
                 t._retains_grad = True
-        retain = bool(retain_graph)
-        for k, (out, g) in enumerate(zip(outputs, arrays)):
-            engine.backward(out, g, retain_graph=retain or k < len(outputs) - 1)
+        retain = create_graph if retain_graph is None else bool(retain_graph)
+        for k, (out, g) in enumerate(zip(outputs, gradients)):
+            engine.backward(out, g, retain_graph=retain or k < len(outputs) - 1, create_graph=create_graph)
         result = [t.grad for t in inputs]
     finally:
         for t, old_grad, old_retains in touched.values():
