@@ -4,17 +4,21 @@
     grad        gradients of outputs with respect to chosen inputs, returned (no .grad is touched)
     backward    backward() of several tensors at once
     gradcheck   finite-difference check, with torch.autograd.gradcheck's signature
+    gradgradcheck   the same for second derivatives
+    functional  jacobian, hessian, vjp, jvp, hvp, vhp of a whole function
 
 The primitive ops in minigrad/ops/ are written one level down, on NumPy arrays
 (`minigrad.function.Function`); see function.py here for how the two levels meet.
 """
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from .function import Function, FunctionCtx, once_differentiable
+from . import functional  # jacobian, hessian, vjp, jvp, hvp, vhp
 from .backprop import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .variable import Variable  # old code's wrapper: Variable(t) is t detached
 
 __all__ = [
     "Function", "FunctionCtx", "once_differentiable", "grad", "backward", "gradcheck", "gradgradcheck", "GradcheckError",
+    "functional",
     "no_grad", "enable_grad", "is_grad_enabled",
 ]
