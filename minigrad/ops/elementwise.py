@@ -158,6 +158,24 @@ class Pow(Function):
             grad_b = grad * out * log_a
         return grad_a, grad_b
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded. The special points (b == 0 for dL/da, a == 0 for dL/db) are computed from a
+        # stand-in 1 and then masked out, so no 0 * inf enters the graph and its derivatives
+        a, b, out = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if need_a:
+            b_zero = (b == 0).to(grad.dtype)
+            a_safe = a * (1 - b_zero) + b_zero  # 1 where b == 0
+            grad_a = grad * (b * a_safe ** (b - 1)) * (1 - b_zero)
+        if need_b:
+            if not isinstance(a, Tensor):  # a plain-number base: log(a) is a constant
+                a = Tensor._make(np.asarray(a, dtype=out.dtype))
+            a_zero = (a == 0).to(out.dtype)
+            grad_b = grad * out * (a + a_zero).log()  # log(1) = 0 where a == 0
+        return grad_a, grad_b
+
 
 class PowScalar(Function):
     """x ** p for a constant exponent p."""
@@ -182,6 +200,15 @@ class PowScalar(Function):
         if p == 0:
             return np.zeros_like(grad), None
         return grad * (p * power(x, p - 1)), None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded
+        (x,) = ctx.saved_tensors
+        p = ctx.exponent
+        if p == 0:
+            return grad * 0, None
+        return grad * (p * x ** (p - 1)), None
 
 
 class Neg(Function):
@@ -211,6 +238,13 @@ class Maximum(Function):
         share_a = ((a > b) + 0.5 * (a == b)).astype(grad.dtype)  # 0.5 * bools would be float64
         return grad * share_a, grad * (1 - share_a)
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: the shares are constant factors
+        a, b = ctx.saved_tensors
+        share_a = (a > b).to(grad.dtype) + 0.5 * (a == b).to(grad.dtype)
+        return grad * share_a, grad * (1 - share_a)
+
 
 class Minimum(Function):
     @staticmethod
@@ -226,6 +260,13 @@ class Minimum(Function):
         # the smaller input gets the gradient; a tie splits it evenly (as PyTorch)
         a, b = ctx.saved_tensors
         share_a = ((a < b) + 0.5 * (a == b)).astype(grad.dtype)  # 0.5 * bools would be float64
+        return grad * share_a, grad * (1 - share_a)
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: the shares are constant factors
+        a, b = ctx.saved_tensors
+        share_a = (a < b).to(grad.dtype) + 0.5 * (a == b).to(grad.dtype)
         return grad * share_a, grad * (1 - share_a)
 
 

@@ -8,7 +8,8 @@ import math
 import numpy as np
 
 from ..function import Function
-from .reduction import _unreduce
+from .reduction import _unreduce, _unreduced
+from .unary import _sign
 from .rowwise import dot_along
 from .util import normalize_dims
 
@@ -69,6 +70,28 @@ class Norm(Function):
             scale = grad / out ** (p - 1)
             dx = sign * np.abs(x) ** (p - 1) * scale
         return np.where(out == 0, 0, dx).astype(x.dtype, copy=False), None, None, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same formulas, recorded, with ||x|| recomputed from x (it depends on x). Where ||x|| = 0 the
+        # gradient is 0: ||x|| + 1 stands in there, then the result is masked, so no 1/0 enters the graph
+        x = ctx.parents[0]
+        p = ctx.p
+        grad = _unreduced(grad, ctx.dims, ctx.keepdim)
+        if p == 0:
+            return grad * 0 * x, None, None, None
+        sign = _sign(x)
+        if p == 1:
+            return grad * sign, None, None, None
+        out = Norm.apply(x, p, ctx.dims, True)
+        if p in (math.inf, -math.inf):
+            extreme = (x.abs() == out).to(x.dtype)
+            return grad * sign * extreme / extreme.sum(ctx.dims, keepdim=True), None, None, None
+        zero = (out == 0).to(x.dtype)
+        scale = grad / (out + zero) ** (p - 1) * (1 - zero)
+        if p == 2:
+            return x * scale, None, None, None
+        return sign * x.abs() ** (p - 1) * scale, None, None, None
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):

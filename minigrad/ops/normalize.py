@@ -10,6 +10,8 @@ never NaN.
 import numpy as np
 
 from ..function import Function
+from .norm import Norm
+from .unary import _sign
 
 
 class Normalize(Function):
@@ -44,4 +46,24 @@ class Normalize(Function):
             dnorm = np.sign(x) * np.abs(x) ** (p - 1) / safe_norm ** (p - 1)
         dnorm = dnorm * active
         projected = (grad * x).sum(axis=ctx.dim, keepdims=True)
+        return grad / denom - projected / (denom * denom) * dnorm, None, None, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same formula, recorded, with n and d recomputed from x (they depend on x). Where n < eps,
+        # d is the constant eps and dd/dx = 0; n + 1 stands in for n there, so no 1/0 enters the graph.
+        x = ctx.parents[0]
+        p, dim, eps = ctx.p, ctx.dim, ctx.eps
+        norm = Norm.apply(x, p, (dim,), True)
+        active = (norm >= eps).to(x.dtype)
+        denom = norm * active + eps * (1 - active)  # max(n, eps)
+        safe_norm = norm + (1 - active)
+        if p == 2.0:
+            dnorm = x / safe_norm
+        elif p == 1.0:
+            dnorm = _sign(x)
+        else:
+            dnorm = _sign(x) * x.abs() ** (p - 1) / safe_norm ** (p - 1)
+        dnorm = dnorm * active
+        projected = (grad * x).sum(dim, keepdim=True)
         return grad / denom - projected / (denom * denom) * dnorm, None, None, None

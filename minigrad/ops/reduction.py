@@ -9,12 +9,28 @@ import numpy as np
 
 from ..function import Function
 from ..tensor import Tensor
+from .join import cat
 from .util import normalize_dim, normalize_dims
 
 
 def _unreduce(grad, dims, keepdim):
     """Give a reduced gradient back the reduced dims as size-1 axes, ready to broadcast."""
     return grad if keepdim else np.expand_dims(grad, dims)
+
+
+def _unreduced(grad, dims, keepdim):
+    """_unreduce for a gradient that is a Tensor (the recorded walk of create_graph=True)."""
+    if keepdim:
+        return grad
+    shape = list(grad.shape)
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    return grad.reshape(shape)
+
+
+def _mask(condition, dtype):
+    """A bool Tensor as 0.0 / 1.0 of `dtype`: a constant factor of a recorded formula (masks have no gradient)."""
+    return condition.to(dtype)
 
 
 class Sum(Function):
@@ -29,6 +45,11 @@ class Sum(Function):
         grad = _unreduce(grad, ctx.dims, ctx.keepdim)
         return np.broadcast_to(grad, ctx.in_shape), None, None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: dL/dx = dL/dy expanded over the summed dims
+        return _unreduced(grad, ctx.dims, ctx.keepdim).expand(ctx.in_shape), None, None
+
 
 class Mean(Function):
     @staticmethod
@@ -42,6 +63,11 @@ class Mean(Function):
         # y = (1/n) sum_i x_i  =>  dL/dx_i = dL/dy / n
         grad = _unreduce(grad, ctx.dims, ctx.keepdim) / ctx.count
         return np.broadcast_to(grad, ctx.in_shape), None, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: dL/dx = dL/dy / n expanded over the averaged dims
+        return (_unreduced(grad, ctx.dims, ctx.keepdim) / ctx.count).expand(ctx.in_shape), None, None
 
 
 class Var(Function):
@@ -64,6 +90,14 @@ class Var(Function):
         scale = 2.0 / ctx.denominator if ctx.denominator else float("inf")  # n <= correction: inf, as PyTorch
         with np.errstate(invalid="ignore"):
             return grad * centered * scale, None, None, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded, with x - mean recomputed from x: it depends on x, and so does the gradient
+        x = ctx.parents[0]
+        centered = x - x.mean(ctx.dims, keepdim=True)
+        scale = 2.0 / ctx.denominator if ctx.denominator else float("inf")
+        return _unreduced(grad, ctx.dims, ctx.keepdim) * centered * scale, None, None, None
 
 
 class Std(Function):
@@ -88,6 +122,18 @@ class Std(Function):
             scale = np.where(std == 0, 0, grad / (std * ctx.denominator)).astype(grad.dtype, copy=False)
         return scale * centered, None, None, None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded, with x - mean and y recomputed from x. Where y = 0 the gradient is 0: y is
+        # computed there from var + 1 instead (then masked out), so no 1/0 enters the graph's derivatives.
+        x = ctx.parents[0]
+        centered = x - x.mean(ctx.dims, keepdim=True)
+        var = (centered * centered).sum(ctx.dims, keepdim=True) / ctx.denominator
+        zero = _mask(var == 0, x.dtype)
+        std = (var + zero).sqrt()
+        scale = _unreduced(grad, ctx.dims, ctx.keepdim) / (std * ctx.denominator) * (1 - zero)
+        return scale * centered, None, None, None
+
 
 class Prod(Function):
     @staticmethod
@@ -109,6 +155,30 @@ class Prod(Function):
         after = np.delete(np.concatenate([after, ones], axis=d), 0, axis=d)
         grad = _unreduce(grad, d, ctx.keepdim)
         return grad * before * after, None, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same (product of those before i) * (product of those after i), recorded: the running
+        # products in minigrad ops (_cumprod), shifted one place by a 1 at the start
+        x = ctx.parents[0]
+        d = ctx.dim
+        n = x.shape[d]
+        ones = Tensor._make(np.ones(x.shape[:d] + (1,) + x.shape[d + 1:], dtype=x.dtype))
+        before = cat([ones, _cumprod(x, d).narrow(d, 0, n - 1)], d)
+        after = cat([_cumprod(x.flip(d), d).flip(d).narrow(d, 1, n - 1), ones], d)
+        return _unreduced(grad, (d,), ctx.keepdim) * before * after, None, None
+
+
+def _cumprod(x, d):
+    """x_0, x_0 x_1, x_0 x_1 x_2, ... along d, in minigrad ops (recorded): log2(n) rounds, each multiplying
+    every running product by the one `shift` places before it (1 where there is none)."""
+    n = x.shape[d]
+    shift = 1
+    while shift < n:
+        ones = Tensor._make(np.ones(x.shape[:d] + (shift,) + x.shape[d + 1:], dtype=x.dtype))
+        x = x * cat([ones, x.narrow(d, 0, n - shift)], d)
+        shift *= 2
+    return x
 
 
 class LogSumExp(Function):
@@ -132,6 +202,13 @@ class LogSumExp(Function):
         with np.errstate(invalid="ignore"):
             return _unreduce(grad, ctx.dims, ctx.keepdim) * np.exp(x - out), None, None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded, with y recomputed from x (y depends on x: the softmax's own derivative)
+        x, _ = ctx.saved_tensors
+        out = LogSumExp.apply(x, ctx.dims, True)
+        return _unreduced(grad, ctx.dims, ctx.keepdim) * (x - out).exp(), None, None
+
 
 class AMax(Function):
     """max (or min, with negate) over dims; ties share the gradient evenly."""
@@ -154,6 +231,14 @@ class AMax(Function):
         grad = _unreduce(grad, ctx.dims, ctx.keepdim)
         return grad * is_extreme / ties, None, None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: the share of each element is a constant (0 almost everywhere is its derivative)
+        x, out = ctx.saved_tensors
+        is_extreme = _mask(x == out, grad.dtype)  # out kept its reduced dims (keepdim=True)
+        share = is_extreme / is_extreme.sum(ctx.dims, keepdim=True)
+        return _unreduced(grad, ctx.dims, ctx.keepdim) * share, None, None
+
 
 class MaxAlongDim(Function):
     """The values at `indices` (found by argmax or argmin along `dim`); the gradient goes there only."""
@@ -175,6 +260,14 @@ class MaxAlongDim(Function):
         out = np.zeros(ctx.in_shape, dtype=grad.dtype)
         np.put_along_axis(out, indices, grad, axis=ctx.dim)
         return out, None, None, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: dL/dy times a constant one-hot mask of the returned indices
+        (indices,) = ctx.saved_tensors
+        hit = np.zeros(ctx.in_shape, dtype=grad.dtype)
+        np.put_along_axis(hit, indices.numpy(), 1, axis=ctx.dim)
+        return _unreduced(grad, (ctx.dim,), ctx.keepdim) * Tensor._make(hit), None, None, None
 
 
 _max_result = namedtuple("max", ["values", "indices"])

@@ -120,6 +120,12 @@ class Abs(Function):
         (x,) = ctx.saved_tensors
         return grad * np.sign(x)
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: sign(x) is a constant factor (d sign/dx = 0, also at 0)
+        (x,) = ctx.saved_tensors
+        return grad * _sign(x)
+
 
 class Clamp(Function):
     node_name = "ClampBackward1"  # PyTorch's name for this node
@@ -141,6 +147,16 @@ class Clamp(Function):
             inside &= x <= ctx.high
         return grad * inside, None, None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: the 0/1 mask of low <= x <= high is a constant factor
+        (x,) = ctx.saved_tensors
+        if ctx.low is not None:
+            grad = grad * (x >= ctx.low).to(grad.dtype)
+        if ctx.high is not None:
+            grad = grad * (x <= ctx.high).to(grad.dtype)
+        return grad, None, None
+
 
 class Sin(Function):
     @staticmethod
@@ -153,6 +169,11 @@ class Sin(Function):
         # d(sin x)/dx = cos x
         (x,) = ctx.saved_tensors
         return grad * np.cos(x)
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.cos()
 
 
 class Cos(Function):
@@ -167,6 +188,11 @@ class Cos(Function):
         (x,) = ctx.saved_tensors
         return grad * -np.sin(x)
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * -x.sin()
+
 
 class Erf(Function):
     @staticmethod
@@ -179,6 +205,11 @@ class Erf(Function):
         # d(erf x)/dx = 2/sqrt(pi) e^(-x^2)
         (x,) = ctx.saved_tensors
         return grad * (_TWO_OVER_SQRT_PI * np.exp(-x * x))
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * (_TWO_OVER_SQRT_PI * (-x * x).exp())
 
 
 class Rsqrt(Function):
@@ -208,6 +239,16 @@ class ToDtype(Function):
     def backward(ctx, grad):
         # a cast is the identity on values: the gradient is cast back
         return grad.astype(ctx.in_dtype), None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same cast back, recorded
+        return grad.to(ctx.in_dtype), None
+
+
+def _sign(x):
+    """sign(x) of a Tensor as a constant Tensor of its dtype: -1, 0 or 1 (a factor with no gradient)."""
+    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
 
 
 def exp(x):
