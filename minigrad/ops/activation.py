@@ -11,6 +11,7 @@ import numpy as np
 from ..function import Function
 from .. import threads
 from .special import erf
+from .unary import erf as erf_op
 from .special import _erf_float32 as erf_float32_block
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -102,3 +103,17 @@ class GELU(Function):
         d += ctx.cdf
         d *= grad
         return d.astype(grad.dtype, copy=False), None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # The same derivatives in minigrad ops, recomputed from x (ctx.tanh and ctx.cdf are arrays the
+        # forward computed: as constants they would lose the second derivative)
+        (x,) = ctx.saved_tensors
+        xw = x.float() if x.dtype == np.float16 else x  # float16 in float32, as the forward
+        if ctx.approximate == "tanh":
+            t = ((xw + 0.044715 * xw * xw * xw) * _SQRT_2_OVER_PI).tanh()
+            d = 0.5 * (1 + t) + 0.5 * xw * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * xw * xw)
+        else:
+            # Phi(x) + x phi(x) as in backward, Phi(x) = (1 + erf(x / sqrt 2)) / 2 with mg.erf (differentiable)
+            d = (1 + erf_op(xw * _INV_SQRT_2)) * 0.5 + xw * (xw * xw * -0.5).exp() * _INV_SQRT_2PI
+        return (grad * d).to(grad.dtype), None

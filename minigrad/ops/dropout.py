@@ -27,3 +27,9 @@ class Dropout(Function):
         g = np.multiply(grad, keep)
         g *= ctx.scale
         return g, None, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: keep is a constant (a bool mask), lifted to a Tensor
+        (keep,) = ctx.saved_tensors
+        return grad * keep.to(grad.dtype) * ctx.scale, None, None

@@ -20,3 +20,10 @@ class SiLU(Function):
         (x,) = ctx.saved_tensors
         s = ctx.sigmoid
         return grad * (s * (1 + x * (1 - s)))
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same formula with s = sigmoid(x) recomputed in minigrad ops (ctx.sigmoid would be a constant)
+        (x,) = ctx.saved_tensors
+        s = x.sigmoid()
+        return grad * (s * (1 + x * (1 - s)))

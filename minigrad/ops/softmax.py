@@ -74,6 +74,12 @@ class Softmax(Function):
         threads.run_rows(rows, g2.shape[0], g2.shape[1])
         return dx.reshape(grad.shape), None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # dx = y * (g - sum(g * y)) in minigrad ops, y the output Tensor: recorded for create_graph=True
+        (y,) = ctx.saved_tensors
+        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
+
 
 def _smallest_normal_exp_argument(dtype):
     """The smallest c of the dtype with exp(c) a normal number (>= tiny)."""
@@ -148,6 +154,12 @@ class LogSoftmax(Function):
         dx *= -sum_along(grad, ctx.dim)
         dx += grad
         return dx, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # dx = g - exp(y) * sum(g) in minigrad ops, y the output Tensor (exp(y) = softmax(x))
+        (y,) = ctx.saved_tensors
+        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
 
 
 def _check_floating(x, op):
