@@ -97,6 +97,25 @@ def draw_attention_graph(out_dir, skipped):
     print(trace)
 
 
+def draw_gradient_graph(out_dir, skipped):
+    """The graph of a gradient (create_graph=True): dL/dx for L = sum(exp(x) * w), docs/higher_order.md."""
+    x = mg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = mg.tensor([1.5, 0.5, -2.0], requires_grad=True)
+    x.name, w.name = "x", "w"
+    (dl_dx,) = mg.autograd.grad((x.exp() * w).sum(), x, create_graph=True)
+    try:
+        graph = viz.draw_graph(dl_dx)
+    except ImportError:
+        skipped.append(("gradient_graph.svg", "the graphviz Python package is not installed: pip install graphviz"))
+        return
+    if not viz.dot_installed():
+        skipped.append(("gradient_graph.svg", f"the Graphviz program `dot` is not installed; {viz.graph.INSTALL_GRAPHVIZ}"))
+        return
+    path = os.path.join(out_dir, "gradient_graph.svg")
+    graph.render(outfile=path, cleanup=True)
+    print(f"wrote {path}")
+
+
 def blame_demo():
     """A user-defined op whose backward forgets a term, hidden in a feed-forward layer."""
 
@@ -196,7 +215,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join("runs", "visualize"),
                         help="where the images go (default runs/visualize; docs/images refreshes the README's)")
-    parser.add_argument("--only", choices=["graph", "blame", "dates"], help="make just one part")
+    parser.add_argument("--only", choices=["graph", "gradient", "blame", "dates"], help="make just one part")
     parser.add_argument("--steps", type=int, default=1000, help="training steps, if the date model is trained here")
     parser.add_argument("--checkpoint", default=os.path.join("runs", "dates.npz"))
     parser.add_argument("--text", default="Sunday, November 22, 2026", help="the date whose attention is drawn")
@@ -205,6 +224,8 @@ def main(argv=None):
     skipped = []  # (files, why): what this machine cannot make
     if args.only in (None, "graph"):
         draw_attention_graph(args.out, skipped)
+    if args.only in (None, "gradient"):
+        draw_gradient_graph(args.out, skipped)
     if args.only in (None, "blame"):
         blame_demo()
     if args.only in (None, "dates"):
