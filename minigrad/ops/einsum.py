@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
+from .shape import expand
 
 
 class Einsum(Function):
@@ -42,6 +43,28 @@ class Einsum(Function):
             if missing:  # summed over this operand alone: the same gradient along those dims
                 partial = np.expand_dims(partial, missing)
                 partial = np.broadcast_to(partial, np.broadcast_shapes(partial.shape, operand.shape))
+            grads.append(partial)
+        return tuple(grads)
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same einsums, recorded (the gradient of an einsum is an einsum, at every order)
+        operands = ctx.saved_tensors
+        grads = []
+        for k, (subscripts, operand) in enumerate(zip(ctx.inputs, operands)):
+            if not ctx.needs_input_grad[k]:
+                grads.append(None)
+                continue
+            others = [s for j, s in enumerate(ctx.inputs) if j != k]
+            present = set(ctx.output).union(*others)
+            kept = "".join(letter for letter in subscripts if letter in present)
+            partial = Einsum.apply(grad, *[a for j, a in enumerate(operands) if j != k],
+                                   inputs=(ctx.output, *others), output=kept)
+            missing = [i for i, letter in enumerate(subscripts) if letter not in present]
+            if missing:  # summed over this operand alone: the same gradient along those dims
+                for i in missing:
+                    partial = partial.unsqueeze(i)
+                partial = expand(partial, np.broadcast_shapes(partial.shape, operand.shape))
             grads.append(partial)
         return tuple(grads)
 

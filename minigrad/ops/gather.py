@@ -78,6 +78,11 @@ class Gather(Function):
         np.add.at(out, ctx.positions, grad)
         return out, None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same scatter-add, recorded (its own backward reads grad back at the positions: a gather)
+        return add_at(grad, ctx.in_shape, ctx.positions), None
+
 
 class Scatter(Function):
     @staticmethod
@@ -108,6 +113,28 @@ class Scatter(Function):
             grad_src[tuple(slice(0, s) for s in positions_shape(ctx.positions))] = grad[ctx.positions]
         return grad_x, grad_src, None, None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: dL/dx = grad with 0 scattered over it (unless add), dL/dsrc = gather of grad
+        need_x, need_src = ctx.needs_input_grad[:2]
+        grad_x = grad_src = None
+        if need_x:
+            grad_x = grad if ctx.add else Scatter.apply(grad, np.zeros((), grad.dtype), ctx.positions, False)
+        if need_src:
+            grad_src = Gather.apply(grad, ctx.positions)
+            if grad_src.shape != ctx.src_shape:  # src larger than the index: its other elements get 0
+                grad_src = add_at(grad_src, ctx.src_shape, tuple(slice(0, s) for s in grad_src.shape))
+        return grad_x, grad_src, None, None
+
+
+def add_at(grad, shape, index):
+    """Zeros of `shape` with the Tensor grad added at `index` (any NumPy index; a position given
+    twice gets both): the backward of reading x[index], recorded as a Scatter with add over x's
+    flattened positions, so that its own backward, a Gather of those positions, is recorded too."""
+    flat = np.arange(int(np.prod(shape))).reshape(shape)[index]  # the flat position of each element read
+    zeros = np.zeros(int(np.prod(shape)), dtype=grad.dtype)
+    return Scatter.apply(zeros, grad.reshape(-1), (np.reshape(flat, -1),), True).reshape(shape)
+
 
 def positions_shape(positions):
     """The shape of the index that made `positions` (the broadcast shape of its grids)."""
@@ -129,6 +156,11 @@ class IndexFill(Function):
         grad[ctx.where] = 0
         return grad, None, None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: grad with 0 filled in at the same places
+        return IndexFill.apply(grad, ctx.where, 0), None, None
+
 
 class MaskedSelect(Function):
     @staticmethod
@@ -144,6 +176,11 @@ class MaskedSelect(Function):
         out = np.zeros(ctx.shape, dtype=grad.dtype)
         out[ctx.mask] = grad
         return out, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: grad put back where the mask is True
+        return add_at(grad, ctx.shape, ctx.mask), None
 
 
 # ---- the functions ------------------------------------------------------------------------------

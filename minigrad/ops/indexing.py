@@ -4,6 +4,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
+from .gather import add_at
 from .util import promote, result_dtype, scalar, shape_of, take_axis, take_grad
 
 
@@ -92,6 +93,11 @@ class GetItem(Function):
             out[ctx.index] = grad
         return out, None, None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: grad added at the places read (a scatter-add, whose backward reads them again)
+        return add_at(grad, ctx.in_shape, ctx.index), None, None
+
 
 class SetItem(Function):
     """x[index] = value, out of place: what the in-place x[index] = value records in a graph."""
@@ -115,6 +121,16 @@ class SetItem(Function):
         grad_x[ctx.index] = 0
         return grad_x, grad[ctx.index], None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: dL/dx = grad with 0 written at index, dL/dvalue = grad[index]
+        need_x, need_value = ctx.needs_input_grad[:2]
+        parts = ctx.index if isinstance(ctx.index, tuple) else (ctx.index,)
+        advanced = any(isinstance(part, np.ndarray) for part in parts)
+        grad_x = SetItem.apply(grad, np.zeros((), grad.dtype), ctx.index) if need_x else None
+        grad_value = GetItem.apply(grad, ctx.index, advanced) if need_value else None
+        return grad_x, grad_value, None
+
 
 class MaskedFill(Function):
     @staticmethod
@@ -131,6 +147,11 @@ class MaskedFill(Function):
     def backward(ctx, grad):
         # filled places no longer depend on x: their gradient is 0; the rest pass dL/dy through
         return np.where(ctx.mask, 0, grad), None, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: grad with the masked places filled with 0
+        return MaskedFill.apply(grad, ctx.mask, 0), None, None
 
 
 class Where(Function):
@@ -151,6 +172,13 @@ class Where(Function):
         c = ctx.condition
         return None, np.where(c, grad, 0), np.where(c, 0, grad)
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: where(c, grad, 0) and where(c, 0, grad)
+        c, (need_a, need_b) = ctx.condition, ctx.needs_input_grad[1:]
+        zero = np.zeros((), grad.dtype)
+        return None, Where.apply(c, grad, zero) if need_a else None, Where.apply(c, zero, grad) if need_b else None
+
 
 class Triangle(Function):
     @staticmethod
@@ -162,6 +190,11 @@ class Triangle(Function):
     def backward(ctx, grad):
         # the kept triangle passes dL/dy through, the zeroed one gets 0
         return (np.triu if ctx.upper else np.tril)(grad, ctx.diagonal), None, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: the same triangle of grad
+        return Triangle.apply(grad, ctx.diagonal, ctx.upper), None, None
 
 
 def numpy_index(index, shape):

@@ -20,6 +20,12 @@ class Cat(Function):
         # each input receives the slab of dL/dy where its elements landed
         return tuple(np.split(grad, ctx.bounds, axis=ctx.dim))
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same slabs, recorded: slices of grad along dim
+        lead, edges = (slice(None),) * ctx.dim, [0, *ctx.bounds, grad.shape[ctx.dim]]
+        return tuple(getitem(grad, lead + (slice(int(a), int(b)),)) for a, b in zip(edges, edges[1:]))
+
 
 class Stack(Function):
     @staticmethod
@@ -29,7 +35,7 @@ class Stack(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        # input i is the slice i along the new dim
+        # input i is the slice i along the new dim (on arrays, and recorded on Tensors)
         lead = (slice(None),) * ctx.dim
         return tuple(grad[lead + (i,)] for i in range(grad.shape[ctx.dim]))
 

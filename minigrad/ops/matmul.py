@@ -58,6 +58,24 @@ class MatMul(Function):
                 grad_b = grad_b[..., 0]
         return grad_a, grad_b
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: dL/dA = dL/dC B^T, dL/dB = A^T dL/dC, with a 1-D operand as a one-row
+        # (a) or one-column (b) matrix
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        a2 = a.unsqueeze(0) if a.ndim == 1 else a
+        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        g = grad.unsqueeze(-1) if b.ndim == 1 else grad
+        g = g.unsqueeze(-2) if a.ndim == 1 else g
+        grad_a = matmul(g, b2.swapaxes(-1, -2)) if need_a else None
+        grad_b = matmul(a2.swapaxes(-1, -2), g) if need_b else None
+        if need_a and a.ndim == 1:
+            grad_a = grad_a.squeeze(-2)
+        if need_b and b.ndim == 1:
+            grad_b = grad_b.squeeze(-1)
+        return grad_a, grad_b
+
 
 def matmul(a, b):
     # PyTorch's promotion, as for every binary op: int64 @ float32 is float32 (NumPy would give float64)

@@ -19,7 +19,7 @@ class ConstantPad(Function):
         grow = [(max(b, 0), max(a, 0)) for b, a in widths]
         kept = x[crop]
         out = np.pad(kept, grow, mode="constant", constant_values=value) if any(b or a for b, a in grow) else kept.copy()
-        ctx.crop, ctx.input_shape = crop, x.shape
+        ctx.crop, ctx.input_shape, ctx.widths = crop, x.shape, widths
         ctx.place = tuple(slice(b, b + n) for (b, _), n in zip(grow, kept.shape))
         return out
 
@@ -32,3 +32,9 @@ class ConstantPad(Function):
         grad_x = np.zeros(ctx.input_shape, dtype=grad.dtype)
         grad_x[ctx.crop] = inner
         return grad_x, None, None
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: padding by the opposite amounts crops what was padded and pads with 0
+        # what was cropped (so the backward of a pad is a pad, at every order)
+        return ConstantPad.apply(grad, tuple((-b, -a) for b, a in ctx.widths), 0), None, None

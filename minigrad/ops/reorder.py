@@ -23,6 +23,11 @@ class Flip(Function):
         # flipping is its own inverse
         return np.flip(grad, axis=ctx.dims), None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded
+        return Flip.apply(grad, ctx.dims), None
+
 
 class Roll(Function):
     @staticmethod
@@ -40,6 +45,12 @@ class Roll(Function):
             return np.roll(grad.reshape(-1), back).reshape(grad.shape), None, None
         return np.roll(grad, back, axis=ctx.dims), None, None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: roll back by -shifts
+        back = tuple(-s for s in ctx.shifts) if ctx.dims is not None else -ctx.shifts
+        return Roll.apply(grad, back, ctx.dims), None, None
+
 
 class Repeat(Function):
     @staticmethod
@@ -50,10 +61,11 @@ class Repeat(Function):
     @staticmethod
     def backward(ctx, grad):
         # the output is a grid of copies of x: dL/dx is the sum over the copies. Viewing the gradient
-        # as (r0, s0, r1, s1, ...) puts each copy's index on its own axis, to sum away.
+        # as (r0, s0, r1, s1, ...) puts each copy's index on its own axis, to sum away. (The same
+        # lines run on Tensors, recorded, for create_graph=True: reshape and sum(dims) are both's.)
         sizes = (1,) * (len(ctx.repeats) - len(ctx.in_shape)) + tuple(ctx.in_shape)
-        interleaved = [n for pair in zip(ctx.repeats, sizes) for n in pair]
-        summed = grad.reshape(interleaved).sum(axis=tuple(range(0, len(interleaved), 2)))
+        interleaved = tuple(n for pair in zip(ctx.repeats, sizes) for n in pair)
+        summed = grad.reshape(interleaved).sum(tuple(range(0, len(interleaved), 2)))
         return summed.reshape(ctx.in_shape), None
 
 

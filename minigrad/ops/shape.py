@@ -53,6 +53,11 @@ class Permute(Function):
         # undo the permutation with its inverse
         return np.transpose(grad, np.argsort(ctx.dims)), None
 
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded: the inverse permutation
+        return Permute.apply(grad, tuple(int(d) for d in np.argsort(ctx.dims))), None
+
 
 class Transpose(Function):
     returns_view = True
@@ -64,8 +69,8 @@ class Transpose(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        # swapping two axes is its own inverse
-        return np.swapaxes(grad, ctx.dim0, ctx.dim1), None, None
+        # swapping two axes is its own inverse (grad.swapaxes: on arrays, and recorded on Tensors)
+        return grad.swapaxes(ctx.dim0, ctx.dim1), None, None
 
 
 class Expand(Function):
