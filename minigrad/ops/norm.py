@@ -79,7 +79,7 @@ class Norm(Function):
         p = ctx.p
         grad = _unreduced(grad, ctx.dims, ctx.keepdim)
         if p == 0:
-            return grad * 0 * x, None, None, None
+            return grad * 0 * x, None, None, None  # zeros, still a function of grad and x
         sign = _sign(x)
         if p == 1:
             return grad * sign, None, None, None

@@ -172,6 +172,7 @@ class Sin(Function):
 
     @staticmethod
     def backward_differentiable(ctx, grad):
+        # the same, recorded: d(sin x)/dx = cos x, with cos a recorded op
         (x,) = ctx.saved_tensors
         return grad * x.cos()
 
@@ -190,6 +191,7 @@ class Cos(Function):
 
     @staticmethod
     def backward_differentiable(ctx, grad):
+        # the same, recorded: d(cos x)/dx = -sin x
         (x,) = ctx.saved_tensors
         return grad * -x.sin()
 
@@ -208,6 +210,7 @@ class Erf(Function):
 
     @staticmethod
     def backward_differentiable(ctx, grad):
+        # the same, recorded: d(erf x)/dx = 2/sqrt(pi) e^(-x^2)
         (x,) = ctx.saved_tensors
         return grad * (_TWO_OVER_SQRT_PI * (-x * x).exp())
 
