@@ -111,3 +111,128 @@ def test_hessian_vector_products_of_reductions_and_elementwise_equal_pytorchs():
     theirs = hvp(torch, lambda a, requires_grad=False: torch.tensor(a, requires_grad=requires_grad))
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+# ---- the fused kernels, losses, attention, and the modules built on them (area C) ----------------------
+def _c_leaf(array):
+    return mg.tensor(np.asarray(array, dtype=np.float64), requires_grad=True)
+
+
+def _c_normal(*shape, seed=0):
+    return _c_leaf(np.random.default_rng(seed).standard_normal(shape))
+
+
+def _c_uniform(low, high, *shape, seed=0):
+    return _c_leaf(np.random.default_rng(seed).uniform(low, high, shape))
+
+
+def _c_attention_with_dropout(q, k, v):
+    mg.manual_seed(0)  # the same dropout mask on every call: finite differences see one function
+    return mg.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.3)
+
+
+def _c_module(module, *inputs, call=None):
+    """(fn, inputs + the module's parameters, fast_mode): the parameters are checked too, and fn takes them
+    as arguments that it does not use (the module reads the same Tensors, which the check perturbs)."""
+    params = list(module.parameters())
+    n = len(inputs)
+    return (lambda *args: (call or module)(*args[:n])), [*inputs, *params], dict(fast_mode=True)
+
+
+def _c_cases():
+    F, nn = mg.nn.functional, mg.nn
+    ids = mg.tensor  # integer targets and ids (constants)
+    mg.manual_seed(0)
+    f64 = dict(dtype=mg.float64)
+    causal = mg.tensor(np.triu(np.ones((3, 3), dtype=bool), 1))  # True = masked out (the modules' polarity)
+    may_attend = mg.tensor(np.array([[True, False, True], [False, False, False], [True, True, False]]))
+    additive = mg.tensor(np.random.default_rng(7).standard_normal((3, 3)))
+    x_const = mg.tensor(np.random.default_rng(3).standard_normal((3, 4)))  # needs no gradient
+    embedding, mha = nn.Embedding(5, 3, **f64), nn.MultiheadAttention(4, 2, **f64)
+    encoder_layer = nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation="gelu",
+                                               batch_first=True, **f64)
+    decoder_layer = nn.TransformerDecoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation="gelu",
+                                               batch_first=True, **f64)
+    return {
+        # the kernels on their other paths: the row-blocked last dim, 3-d, no affine, only the weight
+        "softmax last dim, 3-d": (lambda x: F.softmax(x, -1), [_c_normal(2, 3, 4)]),
+        "softmax dim 0, 3-d": (lambda x: F.softmax(x, 0), [_c_normal(2, 3, 4)]),
+        "log_softmax last dim, 3-d": (lambda x: F.log_softmax(x, -1), [_c_normal(2, 3, 4)]),
+        "layer_norm over two dims, no affine": (lambda x: F.layer_norm(x, (3, 4)), [_c_normal(2, 3, 4)]),
+        "layer_norm weight, no bias": (lambda x, w: F.layer_norm(x, (4,), w), [_c_normal(3, 4), _c_normal(4, seed=1)]),
+        "layer_norm of a constant, weight and bias need grad": (lambda w, b: F.layer_norm(x_const, (4,), w, b),
+                                                                [_c_normal(4, seed=1), _c_normal(4, seed=2)]),
+        "gelu wide range": (lambda x: F.gelu(x * 4), [_c_normal(3, 4)]),
+        "gelu tanh wide range": (lambda x: F.gelu(x * 4, approximate="tanh"), [_c_normal(3, 4)]),
+        "silu wide range": (lambda x: F.silu(x * 4), [_c_normal(3, 4)]),
+        # losses: every reduction, ignored rows, class weights, label smoothing, every input needing grad
+        "cross_entropy none, ignore_index": (lambda x: F.cross_entropy(x, ids([1, -100, 3, 0]), reduction="none"),
+                                             [_c_normal(4, 4)]),
+        "cross_entropy sum, (N, C, d), label smoothing": (
+            lambda x: F.cross_entropy(x, ids([[1, 0, 3], [2, 2, 0]]), reduction="sum", label_smoothing=0.2),
+            [_c_normal(2, 4, 3)]),
+        "cross_entropy class weights, label smoothing, ignore_index": (
+            lambda x: F.cross_entropy(x, ids([1, 2, 3, 0]), weight=mg.tensor([1.0, 2.0, 0.5, 1.5], **f64),
+                                      ignore_index=2, label_smoothing=0.1), [_c_normal(4, 4)]),
+        "cross_entropy every row ignored": (lambda x: F.cross_entropy(x, ids([-100, -100])), [_c_normal(2, 3)]),
+        "nll_loss none, ignore_index": (lambda x: F.nll_loss(x, ids([1, 0, 3]), ignore_index=0, reduction="none"),
+                                        [_c_normal(3, 4)]),
+        "nll_loss sum": (lambda x: F.nll_loss(x, ids([1, 0, 3]), reduction="sum"), [_c_normal(3, 4)]),
+        "kl_div target needs grad": (lambda x, t: F.kl_div(x, t, reduction="sum"),
+                                     [_c_normal(3, 4), _c_uniform(0.1, 1.0, 3, 4, seed=1)]),
+        "kl_div log_target": (lambda x, t: F.kl_div(x, t, reduction="batchmean", log_target=True),
+                              [_c_normal(3, 4), _c_normal(3, 4, seed=1)]),
+        "binary_cross_entropy_with_logits pos_weight and weight need grad": (
+            lambda x, t, pw, w: F.binary_cross_entropy_with_logits(x, t, weight=w, pos_weight=pw),
+            [_c_normal(3, 4), _c_uniform(0, 1, 3, 4, seed=1), _c_uniform(0.5, 2, 4, seed=2),
+             _c_uniform(0.5, 2, 3, 4, seed=3)]),
+        # logits at 0 (the two stable forms of log(1 + e^-x) meet there) and far out on both sides
+        "binary_cross_entropy_with_logits at 0 and far out": (
+            lambda x, t, pw: F.binary_cross_entropy_with_logits(x, t, pos_weight=pw, reduction="sum"),
+            [_c_leaf([[0.0, -30.0, 30.0], [-1e-3, 2.5, -2.5]]), _c_uniform(0, 1, 2, 3, seed=1),
+             _c_uniform(0.5, 2, 3, seed=2)]),
+        # scaled dot-product attention, composed of matmul, scale, mask and softmax
+        "attention causal, 4-d": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                                  [_c_normal(1, 2, 3, 4), _c_normal(1, 2, 3, 4, seed=1), _c_normal(1, 2, 3, 4, seed=2)]),
+        "attention float mask": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=additive),
+                                 [_c_normal(2, 3, 4), _c_normal(2, 3, 4, seed=1), _c_normal(2, 3, 4, seed=2)]),
+        "attention bool mask, a query with no allowed key": (
+            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=may_attend),
+            [_c_normal(2, 3, 4), _c_normal(2, 3, 4, seed=1), _c_normal(2, 3, 4, seed=2)]),
+        "attention dropout_p=0.3 under a fixed seed": (
+            _c_attention_with_dropout, [_c_normal(2, 3, 4), _c_normal(2, 3, 4, seed=1), _c_normal(2, 3, 4, seed=2)]),
+        "attention 5 keys, scale": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3),
+                                    [_c_normal(2, 3, 4), _c_normal(2, 5, 4, seed=1), _c_normal(2, 5, 4, seed=2)]),
+        # the modules with parameters (nn/layers.py, nn/attention.py, nn/transformer.py): parameters checked too
+        "nn.Linear": _c_module(nn.Linear(4, 3, **f64), _c_normal(2, 4)),
+        "nn.Embedding": _c_module(embedding, call=lambda: embedding(ids([[0, 4, 4], [2, 1, 0]]))),
+        "nn.LayerNorm": _c_module(nn.LayerNorm(4, **f64), _c_normal(2, 3, 4)),
+        "nn.MultiheadAttention with a mask": _c_module(
+            mha, _c_normal(3, 2, 4), _c_normal(5, 2, 4, seed=1),
+            call=lambda q, kv: mha(q, kv, kv, attn_mask=mg.tensor(np.eye(3, 5, dtype=bool)))[0]),
+        "nn.TransformerEncoderLayer": _c_module(
+            encoder_layer, _c_normal(2, 3, 4), call=lambda src: encoder_layer(src, src_mask=causal)),
+        "nn.TransformerDecoderLayer": _c_module(
+            decoder_layer, _c_normal(2, 3, 4), _c_normal(2, 5, 4, seed=1),
+            call=lambda tgt, memory: decoder_layer(tgt, memory, tgt_mask=causal)),
+        # the loss classes of nn/loss.py
+        "nn.MSELoss": (lambda a, b: nn.MSELoss()(a, b), [_c_normal(3, 4), _c_normal(3, 4, seed=1)]),
+        "nn.L1Loss": (lambda a, b: nn.L1Loss(reduction="sum")(a, b), [_c_normal(3, 4), _c_normal(3, 4, seed=1)]),
+        "nn.KLDivLoss": (lambda x, t: nn.KLDivLoss(reduction="batchmean")(x, t),
+                         [_c_normal(3, 4), _c_uniform(0.1, 1.0, 3, 4, seed=1)]),
+        "nn.NLLLoss": (lambda x: nn.NLLLoss(weight=mg.tensor([1.0, 2.0, 0.5, 1.5], **f64))(x, ids([1, 0, 3])),
+                       [_c_normal(3, 4)]),
+        "nn.CrossEntropyLoss": (lambda x: nn.CrossEntropyLoss(ignore_index=0, label_smoothing=0.1)(x, ids([1, 0, 3])),
+                                [_c_normal(3, 4)]),
+        "nn.BCEWithLogitsLoss": (lambda x, t: nn.BCEWithLogitsLoss(pos_weight=mg.tensor([0.5, 2.0, 1.0, 3.0], **f64))(x, t),
+                                 [_c_normal(3, 4), _c_uniform(0, 1, 3, 4, seed=1)]),
+    }
+
+
+FUSED_LOSSES_ATTENTION_MODULES = _c_cases()
+
+
+@pytest.mark.parametrize("name", sorted(FUSED_LOSSES_ATTENTION_MODULES))
+def test_gradgradcheck_fused_losses_attention_modules(name):
+    fn, inputs, *options = FUSED_LOSSES_ATTENTION_MODULES[name]
+    assert mg.gradgradcheck(fn, inputs, **(options[0] if options else {}))
