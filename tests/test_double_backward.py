@@ -236,3 +236,86 @@ FUSED_LOSSES_ATTENTION_MODULES = _c_cases()
 def test_gradgradcheck_fused_losses_attention_modules(name):
     fn, inputs, *options = FUSED_LOSSES_ATTENTION_MODULES[name]
     assert mg.gradgradcheck(fn, inputs, **(options[0] if options else {}))
+
+
+# ---- data movement, indexing, matmul, linear, einsum (area B): second-order paths the first-order cases miss --
+def _b_normal(*shape, seed=0):
+    return mg.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+
+
+def _b_setitem_advanced(x, v):
+    y = x * 1.0
+    y[[0, 2], 1:] = v  # v of shape (3,) broadcast over the two rows written
+    return y
+
+
+MOVEMENT_INDEXING_PRODUCTS = {
+    "getitem int, None, negative step": (lambda x: x[1, None, ::-1], [_b_normal(3, 4)]),
+    "getitem two index arrays, repeated": (lambda x: x[[0, 2, 0], [1, 1, 1]], [_b_normal(3, 4)]),
+    "getitem index array on dim 1 with ...": (lambda x: x[..., [3, 0, 3]], [_b_normal(2, 3, 4)]),
+    "setitem advanced, value broadcast": (_b_setitem_advanced, [_b_normal(3, 4), _b_normal(3, seed=1)]),
+    "where a number": (lambda a: mg.where(np.array([[True, False, True]]), a, 0.5), [_b_normal(2, 3)]),
+    "masked_fill broadcast mask": (lambda x: x.masked_fill(np.array([True, False, True]), -1.0), [_b_normal(2, 3)]),
+    "pad crops and pads": (lambda x: mg.nn.functional.pad(x, (-1, 2, 1, -2)), [_b_normal(4, 5)]),
+    "pad 3 dims": (lambda x: mg.nn.functional.pad(x, (1, 0, 0, 2, 1, 1), value=-0.5), [_b_normal(2, 2, 3)]),
+    "embedding padding_idx, ids repeated": (
+        lambda w: mg.nn.functional.embedding(mg.tensor([[0, 2, 2], [1, 1, 3]]), w, padding_idx=1), [_b_normal(4, 3)]),
+    "cat three, one constant": (lambda a, b: mg.cat([a, mg.ones(2, 1, dtype=mg.float64), b], dim=1),
+                                [_b_normal(2, 3), _b_normal(2, 2, seed=1)]),
+    "stack dim -1": (lambda a, b: mg.stack([a, b], dim=-1), [_b_normal(2, 3), _b_normal(2, 3, seed=1)]),
+    "transpose 3-d": (lambda x: x.transpose(0, 2), [_b_normal(2, 3, 4)]),
+    "flip one dim": (lambda x: x.flip(1), [_b_normal(2, 3)]),
+    "gather dim=1 of 3-d": (lambda x: x.gather(1, mg.tensor([[[2, 0], [1, 1]], [[0, 0], [2, 1]]])), [_b_normal(2, 3, 2)]),
+    "scatter overwriting, both need grad": (lambda x, s: x.scatter(0, mg.tensor([[1, 0, 1]]), s),
+                                           [_b_normal(2, 3), _b_normal(2, 3, seed=1)]),
+    "matmul matrix @ vector": (lambda a, b: a @ b, [_b_normal(2, 3, 4), _b_normal(4, seed=1)]),
+    "matmul vector @ vector": (lambda a, b: a @ b, [_b_normal(4), _b_normal(4, seed=1)]),
+    "matmul batch broadcast": (lambda a, b: a @ b, [_b_normal(2, 1, 3, 4), _b_normal(3, 4, 2, seed=1)]),
+    "matmul with itself": (lambda a: a @ a.T, [_b_normal(3, 4)]),
+    "linear 2-d, no bias": (lambda x, w: mg.nn.functional.linear(x, w), [_b_normal(3, 4), _b_normal(2, 4, seed=1)]),
+    "einsum one operand twice": (lambda a: mg.einsum("ij,ij->i", a, a), [_b_normal(3, 4)]),
+    "einsum outer, a letter summed over one operand": (lambda a, b: mg.einsum("ij,k->ik", a, b),
+                                                        [_b_normal(2, 3), _b_normal(4, seed=1)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOVEMENT_INDEXING_PRODUCTS))
+def test_gradgradcheck_movement_indexing_products(name):
+    fn, inputs = MOVEMENT_INDEXING_PRODUCTS[name]
+    assert mg.gradgradcheck(fn, inputs)
+
+
+def test_hessian_vector_products_of_movement_indexing_products_equal_pytorchs():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x0, w0, b0, v0, u0 = (rng.standard_normal(s) for s in [(3, 4), (5, 4), (5,), (3, 4), (5, 4)])
+
+    def f(x, w, b, lib):
+        F = lib.nn.functional
+        ids = lib.tensor(np.array([[0, 3, 3], [4, 1, 0]]))
+        h = F.linear(x, w, b).tanh()  # (3, 5)
+        terms = [
+            (h @ w * x).sum(),
+            (lib.einsum("ij,kj->ik", x, w).sin() * h).sum(),
+            (F.pad(h, (1, -2, 0, 1)) ** 2).sum(),
+            (F.embedding(ids, w).tanh() * x[:2, None, :]).sum(),
+            (h[[0, 2, 2], 1:] * h[:, ::2].repeat(1, 2)[:3, :4]).sum(),
+            (h.gather(1, lib.tensor(np.array([[4, 0], [1, 1], [3, 2]]))) ** 3).sum(),
+            (lib.where(x > 0, x * x, x.T.flip(0).roll(1, 0).T) * x).sum(),
+            (lib.cat([h, x], dim=1).masked_fill(lib.tensor(np.eye(3, 9, dtype=bool)), 0.0) ** 2).sum(),
+            (lib.stack([x, x.tril(), x.triu(1)]).permute(2, 0, 1) ** 3).sum(),
+            (w.index_select(0, lib.tensor(np.array([2, 2, 0]))).scatter_add(
+                1, lib.tensor(np.array([[0, 0], [3, 1], [2, 2]])), x[:, :2]) ** 2 * x[:, :1]).sum(),
+        ]
+        return sum(terms)
+
+    def hvp(lib, tensor):
+        x, w, b = (tensor(a, requires_grad=True) for a in (x0, w0, b0))
+        gx, gw = lib.autograd.grad(f(x, w, b, lib), [x, w], create_graph=True)
+        return [h.detach().numpy() for h in lib.autograd.grad((gx * tensor(v0)).sum() + (gw * tensor(u0)).sum(),
+                                                               [x, w, b])]
+
+    ours = hvp(mg, lambda a, requires_grad=False: mg.tensor(a, requires_grad=requires_grad))
+    theirs = hvp(torch, lambda a, requires_grad=False: torch.tensor(a, requires_grad=requires_grad))
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
