@@ -319,3 +319,96 @@ def test_hessian_vector_products_of_movement_indexing_products_equal_pytorchs():
     theirs = hvp(torch, lambda a, requires_grad=False: torch.tensor(a, requires_grad=requires_grad))
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def _c_hvp_cases():
+    """f(lib, x, w, c) for lib = minigrad or torch: x and w (4, 5), c (5,), each needing a gradient."""
+    def target(lib):
+        return lib.tensor([1, 4, 0, 2])
+
+    def sdpa(lib, x, w, c):
+        q, k, v = x.reshape(2, 2, 5), w.reshape(2, 2, 5), (x * c).reshape(2, 2, 5)
+        return (lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * w.reshape(2, 2, 5)).sum()
+
+    return {
+        "softmax": lambda lib, x, w, c: (lib.nn.functional.softmax(x * c, -1) * w).sum(),
+        "log_softmax": lambda lib, x, w, c: (lib.nn.functional.log_softmax(x * c, 0) * w).sum(),
+        "layer_norm": lambda lib, x, w, c: (lib.nn.functional.layer_norm(x, (5,), c, c * 0.5 + 0.1) * w).sum(),
+        "gelu": lambda lib, x, w, c: (lib.nn.functional.gelu(x * c) * w).sum(),
+        "gelu tanh": lambda lib, x, w, c: (lib.nn.functional.gelu(x * c, approximate="tanh") * w).sum(),
+        "silu": lambda lib, x, w, c: (lib.nn.functional.silu(x * c) * w).sum(),
+        "cross_entropy": lambda lib, x, w, c: lib.nn.functional.cross_entropy(
+            x * c + w, target(lib), ignore_index=0, label_smoothing=0.1),
+        "cross_entropy class weights": lambda lib, x, w, c: lib.nn.functional.cross_entropy(
+            x * c + w, target(lib), weight=lib.tensor([1.0, 2.0, 0.5, 1.5, 1.0], dtype=x.dtype), label_smoothing=0.2),
+        "nll_loss": lambda lib, x, w, c: lib.nn.functional.nll_loss(
+            lib.nn.functional.log_softmax(x * c + w, 1), target(lib), reduction="sum"),
+        "kl_div": lambda lib, x, w, c: lib.nn.functional.kl_div(
+            lib.nn.functional.log_softmax(x * c, 1), lib.nn.functional.softmax(w, 1), reduction="batchmean"),
+        "kl_div log_target": lambda lib, x, w, c: lib.nn.functional.kl_div(
+            lib.nn.functional.log_softmax(x * c, 1), lib.nn.functional.log_softmax(w, 1), reduction="sum",
+            log_target=True),
+        # (PyTorch refuses a weight or pos_weight that requires grad; minigrad's get theirs, checked above)
+        "binary_cross_entropy_with_logits": lambda lib, x, w, c: lib.nn.functional.binary_cross_entropy_with_logits(
+            x * c * 2, w.sigmoid(), weight=lib.tensor([1.0, 0.5, 2.0, 1.0, 1.5], dtype=x.dtype),
+            pos_weight=lib.tensor([0.5, 2.0, 1.0, 3.0, 1.5], dtype=x.dtype)),
+        "scaled_dot_product_attention": sdpa,
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_c_hvp_cases()))
+def test_hessian_vector_products_of_the_fused_kernels_and_losses_equal_pytorchs(name):
+    torch = pytest.importorskip("torch")
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    f = _c_hvp_cases()[name]
+    rng = np.random.default_rng(5)
+    values = [rng.standard_normal((4, 5)), rng.standard_normal((4, 5)), rng.uniform(0.5, 1.5, 5)]
+    directions = [rng.standard_normal(a.shape) for a in values]
+
+    def hvp(lib):
+        inputs = [lib.tensor(a, requires_grad=True) for a in values]
+        grads = lib.autograd.grad(f(lib, *inputs), inputs, create_graph=True)
+        dot = sum((g * lib.tensor(d)).sum() for g, d in zip(grads, directions))
+        return [h.detach().numpy() for h in lib.autograd.grad(dot, inputs)]
+
+    ours = hvp(mg)
+    with sdpa_kernel(SDPBackend.MATH):  # PyTorch's fused CPU attention kernel has no double backward
+        theirs = hvp(torch)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_hessian_vector_product_of_a_transformer_encoder_layer_equals_pytorchs():
+    """The layer's input and every parameter, through attention, layer norm, GELU and the residuals,
+    with the same weights in both (minigrad's state_dict has PyTorch's layout)."""
+    torch = pytest.importorskip("torch")
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    mg.manual_seed(0)
+    kwargs = dict(dim_feedforward=6, dropout=0.0, activation="gelu", batch_first=True)
+    ours_layer = mg.nn.TransformerEncoderLayer(4, 2, dtype=mg.float64, **kwargs)
+    their_layer = torch.nn.TransformerEncoderLayer(4, 2, dtype=torch.float64, **kwargs)
+    their_layer.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours_layer.state_dict().items()})
+    their_layer.train()  # the fast path of eval() is not what is compared
+    rng = np.random.default_rng(6)
+    src, upstream = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 3, 4))
+    causal = np.triu(np.ones((3, 3), dtype=bool), 1)  # True = masked out
+
+    def hvp(lib, layer):
+        x = lib.tensor(src, requires_grad=True)
+        inputs = [x, *layer.parameters()]
+        directions = [lib.tensor(np.random.default_rng(k).standard_normal(tuple(t.shape))) for k, t in enumerate(inputs)]
+        out = layer(x, src_mask=lib.tensor(causal))
+        grads = lib.autograd.grad((out * lib.tensor(upstream)).sum(), inputs, create_graph=True)
+        dot = sum((g * d).sum() for g, d in zip(grads, directions))
+        # the last layer norm's bias enters the output linearly: no second derivative (None: zeros)
+        hessian_v = lib.autograd.grad(dot, inputs, allow_unused=True)
+        return [np.zeros(tuple(t.shape)) if h is None else h.detach().numpy() for h, t in zip(hessian_v, inputs)]
+
+    ours = hvp(mg, ours_layer)
+    with sdpa_kernel(SDPBackend.MATH):
+        theirs = hvp(torch, their_layer)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
