@@ -6,7 +6,9 @@ out[i][j] = x[index[i][j]][j] when dim=0 (and so on for other dims); scatter wri
 out[index[i][j]][j] = src[i][j]. Both are done with one NumPy advanced index, built by `_positions`.
 Backward of a read adds the gradient back at the positions read, with np.add.at (or, for whole
 slices along one dim as index_select reads them, util.take_grad's sorted sums), so an index that
-appears twice receives both contributions.
+appears twice receives both contributions. Recorded (create_graph=True), that addition is `add_at`,
+a Scatter with add whose own backward is a Gather: reads and scatter-adds are each other's
+gradients, at every order (indexing and embedding use add_at too).
 """
 import numpy as np
 
