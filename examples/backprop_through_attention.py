@@ -707,6 +707,122 @@ print(f"giving it {diagonal_weight:.2f} of their attention on average (spread ev
 assert on_diagonal >= 0.7 and diagonal_weight > 3 / len(digits)
 
 # %% [markdown]
+# ## 10. Backprop through backprop
+#
+# Everything so far ran the backward pass once. But a backward pass is itself a computation made of
+# ops (multiply by the saved output, sum over rows, transpose a matrix), so it can be recorded and
+# differentiated like any forward pass. `create_graph=True` does exactly that: every op runs the same
+# backward formula, now on Tensors, and the gradient comes back with a graph of its own.
+#
+# The one rule that makes it right: a backward must read the values its forward saw *as those
+# Tensors* (the input, the output), never as copies, or the terms of the second derivative that flow
+# through them vanish. [docs/higher_order.md](../docs/higher_order.md) explains how minigrad keeps it.
+
+# %%
+x = randn(3)
+w = randn(3)
+L = (x.exp() * w).sum()
+(dL_dx,) = mg.autograd.grad(L, x, create_graph=True)  # = w * exp(x), with a graph
+assert dL_dx.grad_fn is not None
+assert np.allclose(dL_dx.detach().numpy(), w.detach().numpy() * np.exp(x.detach().numpy()))
+
+gradient_graph = viz.draw_graph(dL_dx)
+gradient_graph
+
+# %% [markdown]
+# This is the graph of the *gradient*: Mul's backward multiplied the incoming 1s by `w`, Exp's
+# backward multiplied that by its output `y = exp(x)`, and `y` is the real output Tensor, whose own
+# `Exp` node leads back to `x`. Differentiating `dL/dx = w eˣ` again follows those arrows:
+# `d/dx (w eˣ) = w eˣ` and `d/dw (w eˣ) = eˣ`.
+
+# %%
+drawn = gradient_graph.pipe(format="svg").decode() if viz.dot_installed() else gradient_graph.source
+assert "Exp" in drawn and "Mul" in drawn
+
+second_x, second_w = mg.autograd.grad(dL_dx.sum(), [x, w])
+assert np.allclose(second_x.numpy(), w.detach().numpy() * np.exp(x.detach().numpy()))
+assert np.allclose(second_w.numpy(), np.exp(x.detach().numpy()))
+
+# %% [markdown]
+# ### The Hessian of softmax cross-entropy
+#
+# For logits `z` and a label `y`, the loss `−log softmax(z)_y` has gradient `p − onehot(y)`, with
+# `p = softmax(z)`. Its Hessian is the Jacobian of that gradient: `H = diag(p) − p pᵀ`. The label
+# dropped out; every row sums to zero (adding a constant to all logits changes nothing); and `H` is
+# positive semi-definite, which is why cross-entropy is convex in the logits.
+# `autograd.functional.hessian` builds it by differentiating the gradient once per logit.
+
+# %%
+z = mg.tensor([1.0, -0.5, 2.0, 0.3], dtype=mg.float64)
+H = mg.autograd.functional.hessian(lambda t: -t.log_softmax(dim=0)[2], z).numpy()
+p = np.exp(z.numpy()) / np.exp(z.numpy()).sum()
+print(np.round(H, 4))
+assert np.allclose(H, np.diag(p) - np.outer(p, p))
+assert np.allclose(H.sum(axis=1), 0)
+assert np.linalg.eigvalsh(H).min() > -1e-12
+
+# %% [markdown]
+# ### A Hessian-vector product costs two backward passes
+#
+# The full Hessian of the attention block from section 4, with respect to its parameters, has
+# `n² = 80² = 6,400` entries and takes `n` backward passes. Often only `H v` is wanted (Newton steps,
+# curvature along a direction, influence functions). It takes two passes: compute `g = ∇L` with a
+# graph, then differentiate the single number `g · v`. Below, `H v` is checked against a finite
+# difference of gradients, `(∇L(θ + εv) − ∇L(θ − εv)) / 2ε`.
+
+# %%
+params = list(block.parameters())
+n = sum(p.numel() for p in params)
+direction = [mg.tensor(rng.standard_normal(p.shape)) for p in params]
+
+loss = F.mse_loss(block(X), target)
+grads = mg.autograd.grad(loss, params, create_graph=True)             # pass 1, recorded
+g_dot_v = sum((g * v).sum() for g, v in zip(grads, direction))
+Hv = mg.autograd.grad(g_dot_v, params)                                # pass 2
+
+def gradient_at(shift):
+    with mg.no_grad():
+        for p, v in zip(params, direction):
+            p.add_(v * shift)
+    value = mg.autograd.grad(F.mse_loss(block(X), target), params)
+    with mg.no_grad():
+        for p, v in zip(params, direction):
+            p.sub_(v * shift)
+    return value
+
+eps = 1e-5
+finite = [(a - b) / (2 * eps) for a, b in zip(gradient_at(eps), gradient_at(-eps))]
+print(f"{n} parameters; |Hv| = {math.sqrt(sum(float((h * h).sum()) for h in Hv)):.4f}")
+assert n == 80
+assert all(np.allclose(h.numpy(), f.numpy(), rtol=1e-5, atol=1e-7) for h, f in zip(Hv, finite))
+
+# %% [markdown]
+# ### A gradient penalty
+#
+# WGAN-GP trains a critic `D` whose gradient with respect to its *input* should have norm 1. The
+# penalty `(‖∇ₓD(x)‖ − 1)²` contains a gradient, so training on it needs the gradient of a gradient:
+# `create_graph=True` on the inner one. `gradcheck` confirms the result against finite differences of
+# the penalty itself.
+
+# %%
+critic = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1)).double()
+points = mg.tensor(rng.standard_normal((6, 2)))
+
+def penalty():
+    inputs = points.detach().requires_grad_()
+    (grad_x,) = mg.autograd.grad(critic(inputs).sum(), inputs, create_graph=True)
+    return ((grad_x.norm(2, dim=1) - 1) ** 2).mean()
+
+value = penalty()
+value.backward()  # through the inner gradient into the critic's weights
+# the last bias shifts D(x) by a constant: it leaves the gradient with respect to x, and so the
+# penalty, unchanged, and gets no gradient (None, as in PyTorch)
+names_with_grad = [name for name, p in critic.named_parameters() if p.grad is not None]
+assert names_with_grad == ["0.weight", "0.bias", "2.weight"]
+assert mg.gradcheck(penalty, dict(critic.named_parameters()))
+print(f"gradient penalty {value.item():.4f}; its gradient agrees with finite differences")
+
+# %% [markdown]
 # ## What to take away
 #
 # * Backward is the chain rule applied one op at a time: each op turns `G_output` into `G_input`
@@ -717,6 +833,8 @@ assert on_diagonal >= 0.7 and diagonal_weight > 3 / len(digits)
 # * Dividing by `√d_k` keeps scores at variance 1, so softmax does not saturate and gradients flow.
 # * Finite differences check any backward; `gradcheck` says *that* a gradient is wrong, `viz.blame`
 #   says *which op* is wrong.
+# * A backward pass is made of ops too: with `create_graph=True` it is recorded, and differentiating it
+#   gives Hessians, Hessian-vector products in two passes, and gradient penalties.
 #
 # Things to try (the asserts will tell you which claims stop holding): remove the `1/√d_k` in
 # `attention` and rerun sections 3 to 5; plant a different mistake in section 7, say a softmax backward

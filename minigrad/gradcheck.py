@@ -18,7 +18,7 @@ second derivatives, and finite differences of the first derivative must agree wi
 """
 import numpy as np
 
-from .grad_mode import enable_grad, no_grad
+from .grad_mode import enable_grad
 from .tensor import Tensor
 
 
@@ -57,9 +57,8 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
     try:
         weights = _output_weights(fn(*values), rng)
 
-        def loss():
-            with no_grad():
-                return _weighted_sum(fn(*values), weights)
+        def loss():  # with grad mode as it is: fn may take gradients itself (a gradient penalty)
+            return _weighted_sum(fn(*values), weights)
 
         analytic = _analytic_grads(fn, values, checked, weights)
         failures = []
@@ -111,7 +110,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
                              "differentiable outputs of fn")
 
     def first_derivative():
-        with enable_grad():  # gradcheck evaluates its function under no_grad; this one needs a graph
+        with enable_grad():  # it takes a gradient: even where the caller turned recording off
             out = [o for o, d in zip(_as_outputs(fn(*values)), differentiable) if d]
             grads = autograd_grad(out, wrt, grad_outputs, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
