@@ -108,6 +108,10 @@ def draw_gradient_graph(out_dir, skipped):
     except ImportError:
         skipped.append(("gradient_graph.svg", "the graphviz Python package is not installed: pip install graphviz"))
         return
+    path = os.path.join(out_dir, "gradient_graph.gv")
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(graph.source)
+    print(f"wrote {path}")
     if not viz.dot_installed():
         skipped.append(("gradient_graph.svg", f"the Graphviz program `dot` is not installed; {viz.graph.INSTALL_GRAPHVIZ}"))
         return

@@ -24,6 +24,11 @@ A gradient may have the broadcast shape of the op: the engine sums it back to th
 (`engine.sum_to_shape`), so no op reduces broadcast dimensions by hand.
 
 The Function instance itself is the `ctx` and becomes the output's `grad_fn`: the node of the graph.
+
+For create_graph=True the engine runs a built-in op's backward a second way, on Tensors, so that the
+formula is recorded: the same `backward` where its arithmetic runs on Tensors as it is, else the op's
+`backward_differentiable`, written in minigrad ops (minigrad/higher_order.py). A user's array-level
+op like Cube above gives once-differentiable gradients there: differentiating them again raises.
 """
 import itertools
 import weakref

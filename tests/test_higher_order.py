@@ -399,3 +399,50 @@ def test_gradient_penalty_steps_keep_memory_flat():
     finally:
         tracemalloc.stop()
     assert after - before < 64 * 1024, f"memory grew by {after - before} bytes over 700 steps"
+
+
+# ---- a built-in op whose backward leaves the graph is refused by name ---------------------------
+def _builtin(cls):
+    """Pretend `cls` is one of minigrad's own ops (their backward is run on Tensors when recorded)."""
+    cls.__module__ = "minigrad.ops.test_only"
+    return cls
+
+
+@_builtin
+class NumpyBackwardExp(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.exp(x)
+
+    @staticmethod
+    def backward(ctx, grad):  # np.exp on what is a Tensor in a recorded walk
+        (x,) = ctx.saved_tensors
+        return grad * np.exp(x)
+
+
+@_builtin
+class SavesIntermediateSquare(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        twice = 2 * x
+        ctx.save_for_backward(twice)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (twice,) = ctx.saved_tensors
+        return grad * twice
+
+
+def test_a_builtin_backward_that_leaves_the_graph_is_refused_with_its_name():
+    x = normal(3)
+    NumpyBackwardExp.apply(x).sum().backward()  # first order: fine
+    with pytest.raises(RuntimeError, match="NumpyBackwardExp.*cannot be differentiated.*NumPy"):
+        mg.autograd.grad(NumpyBackwardExp.apply(x).sum(), x, create_graph=True)
+
+
+def test_a_builtin_backward_reading_a_forward_intermediate_is_refused():
+    x = normal(3)
+    with pytest.raises(RuntimeError, match=r"SavesIntermediateSquare.*computed \(an array of shape \(3,\)\)"):
+        mg.autograd.grad(SavesIntermediateSquare.apply(x).sum(), x, create_graph=True)

@@ -484,7 +484,7 @@ def test_visualize_example_makes_its_pictures(tmp_path, capsys):
 def test_visualize_example_without_dot_makes_everything_else_and_says_what_it_skipped(tmp_path, without_dot):
     """`python examples/visualize.py` on a fresh machine, with its defaults: it writes under runs/ of the
     folder it runs in (never the repository's docs/images), every output that needs no `dot`, and it
-    names the two pictures it skipped and how to install Graphviz."""
+    names the pictures it skipped and how to install Graphviz."""
     pytest.importorskip("matplotlib")
     checkpoint = tiny_dates_checkpoint(tmp_path / "dates.npz")
     done = subprocess.run([sys.executable, str(ROOT / "examples" / "visualize.py"), "--checkpoint", checkpoint],
@@ -492,14 +492,16 @@ def test_visualize_example_without_dot_makes_everything_else_and_says_what_it_sk
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     out_dir = tmp_path / "runs" / "visualize"
     assert sorted(f.name for f in out_dir.iterdir()) == ["attention_graph.gv", "date_attention.png",
-                                                          "date_training_curves.png"]
+                                                          "date_training_curves.png", "gradient_graph.gv"]
+    assert "Exp" in (out_dir / "gradient_graph.gv").read_text()  # the graph of a gradient (create_graph=True)
     assert (out_dir / "attention_graph.gv").read_text().startswith("digraph minigrad {")
     assert "first wrong backward: op #" in done.stdout and "BadSwish in encoder.layers.0.activation" in done.stdout
     assert "Softmax     encoder.layers.0.self_attn" in done.stdout  # the backward trace of the block
     skipped = done.stdout.split("\nSkipped (everything else was made):\n")[1].splitlines()
-    assert len(skipped) == 1 and skipped[0].startswith(
+    assert len(skipped) == 2 and skipped[0].startswith(
         "  attention_graph.svg, .png: the Graphviz program `dot` is not installed; install Graphviz with your "
         "system's package manager (`apt install graphviz`")
+    assert skipped[1].startswith("  gradient_graph.svg: the Graphviz program `dot` is not installed")
 
 
 def test_the_derivations_point_at_tests_that_exist():

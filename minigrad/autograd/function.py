@@ -21,7 +21,10 @@ write it (needle draws the same line between `compute` on arrays and `gradient` 
 It is built on the primitive class: `apply` runs your forward under no_grad, then gives each
 differentiable output a graph node (`CustomFunctionNode`, a primitive Function) whose array-level
 backward wraps the incoming gradient in a Tensor, calls your backward (also under no_grad) and
-unwraps the Tensors it returns. The engine cannot tell the two kinds of node apart.
+unwraps the Tensors it returns. The engine cannot tell the two kinds of node apart. With
+create_graph=True the node calls your backward with grad mode on instead (`backward_recorded`), so a
+backward written in Tensor ops is recorded and can be differentiated again; @once_differentiable
+marks one that cannot (minigrad/higher_order.py, docs/higher_order.md).
 
 An op with several outputs gets one node per output; each calls your backward with its own output's
 gradient and zeros for the others (None with ctx.set_materialize_grads(False)), and the engine adds
