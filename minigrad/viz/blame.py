@@ -128,12 +128,31 @@ def blame(fn, inputs=(), *, model=None, eps=1e-6, atol=1e-5, rtol=1e-3, n_direct
     rng = np.random.default_rng(seed)
     checks = []
     for node in nodes:
-        ok, message = _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full)
-        checks.append(OpCheck(node.op_index, node.op_name, node.module_path, ok, message))
+        local = check_node(node, rng, eps, atol, rtol, n_directions, n_samples, max_full)
+        checks.append(OpCheck(node.op_index, node.op_name, node.module_path, local.ok, local.message))
     return BlameReport(checks)
 
 
-def _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full):
+@dataclass
+class LocalCheck:
+    """The finite-difference check of one op's backward, alone, at the inputs it saw."""
+    ok: object              # True, False, or None when the op could not be re-run
+    message: str = ""       # what disagreed, by how much (or why it was not checked)
+    compared: int = 0       # how many numbers (directional derivatives and elements) were compared
+    worst: float = 0.0      # the largest |analytic - numeric| / allowed among them (<= 1 passes)
+
+
+def check_node(node, rng, eps=1e-6, atol=1e-5, rtol=1e-3, n_directions=3, n_samples=8, max_full=64):
+    """Check one recorded node's backward against central differences of its forward (see the module
+    docstring); the node must have been recorded with keep_inputs=True. Returns a LocalCheck."""
+    if not hasattr(node, "recorded_inputs"):
+        return LocalCheck(None, "its inputs were not recorded (record the forward pass with keep_inputs=True)")
+    tally = {"compared": 0, "worst": 0.0}
+    ok, message = _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full, tally)
+    return LocalCheck(ok, message, tally["compared"], tally["worst"])
+
+
+def _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full, tally):
     """(True, ""), (False, what disagreed) or (None, why the op could not be re-run)."""
     cls = node.op_class or type(node)  # the op itself (the node's class is its PyTorch-named subclass)
     needs = node.needs_input_grad
@@ -189,7 +208,7 @@ def _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full):
             u /= np.linalg.norm(u) or 1.0
             numeric = (at(arg + eps * u) - at(arg - eps * u)) / (2 * eps)
             analytic = float(np.sum(np.where(u != 0, grad * u, 0.0)))  # 0 * inf at masked positions
-            if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
+            if not _agree(analytic, numeric, atol, rtol, tally):
                 return False, _describe(i, arg, f"random direction {k}", analytic, numeric, atol, rtol)
         elements = range(arg.size) if arg.size <= max_full else rng.choice(arg.size, n_samples, replace=False)
         for flat in elements:
@@ -202,10 +221,19 @@ def _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full):
             bumped[index] -= 2 * eps
             numeric = (plus - at(bumped)) / (2 * eps)
             analytic = float(grad[index])
-            if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
+            if not _agree(analytic, numeric, atol, rtol, tally):
                 where = f"element {tuple(int(j) for j in index)}"
                 return False, _describe(i, arg, where, analytic, numeric, atol, rtol)
     return True, ""
+
+
+def _agree(analytic, numeric, atol, rtol, tally):
+    """Whether the two derivatives agree within atol + rtol |numeric|; counts the comparison in tally."""
+    allowed = atol + rtol * abs(numeric)
+    tally["compared"] += 1
+    ratio = abs(analytic - numeric) / allowed
+    tally["worst"] = max(tally["worst"], ratio) if ratio == ratio else float("inf")  # NaN: the worst
+    return abs(analytic - numeric) <= allowed
 
 
 def _frozen_elements(cls, args, i):
