@@ -9,6 +9,7 @@
     minigrad translate 12+34 --checkpoint runs/addition.npz
     minigrad translate "22 Nov 2026" --verbose --beam 3  # how sure the model is; three candidates
     minigrad eval --checkpoint runs/dates.npz
+    minigrad explore copy                    # one example's backward pass as a page: runs/explore-copy.html
     minigrad --version
 
 `train` never replaces a checkpoint silently: if --out (default runs/TASK.npz) already exists, it
@@ -283,6 +284,35 @@ def _evaluate(args):
     return 0
 
 
+def _explore(args):
+    """Write the page of one training example's forward and backward pass (minigrad.viz.explore)."""
+    from minigrad import viz
+
+    path = args.checkpoint or default_checkpoint(args.task)
+    if args.checkpoint is None and not os.path.exists(path):
+        trainer = _with_babel(lambda: Trainer(args.task, train_overrides={"seed": args.seed}), "--babel")
+        print(f"no checkpoint at {path}: exploring a fresh, untrained {args.task} model (train one with "
+              f"`{train_command(args.task, path)}`, or name one with --checkpoint)")
+    else:
+        trainer = _load(path, "--checkpoint", lambda p: _with_babel(lambda: Trainer.resume(p, task=args.task),
+                                                                    f"{p}, a dates model trained with --babel,"))
+        trainer.task.rng = np.random.default_rng(args.seed)  # the example: drawn by --seed, not by training
+        print(f"exploring the {args.task} model of {path} (step {trainer.step})")
+    out = args.out or os.path.join("runs", f"explore-{args.task}.html")
+    if os.path.isdir(out):
+        raise Refusal(f"--out {out} is a folder; give the page's file path, such as "
+                      f"{os.path.join(out, f'explore-{args.task}.html')}", status=2)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    trainer.train_config.batch_size = 1
+    trainer.model.train()  # a training step's forward pass (the toy models have no dropout)
+    report = viz.explore(lambda: trainer.loss_on_batch()[0], out, model=trainer.model,
+                         title=f"{args.task}: one training example" + (f", step {trainer.step}" if trainer.step else
+                                                                      ", untrained"))
+    print(report)
+    print(f"open it in a browser (it needs no network): file://{os.path.abspath(out)}")
+    return 0 if not report.failed else 1
+
+
 # ---- argument types: each refuses a bad value at parse time, and argparse names the option ----------
 def _positive_int(text):
     value = _parse(int, text, "an integer")
@@ -365,9 +395,19 @@ def _main(argv):
                                 f"{inference.LOW_CONFIDENCE})")
     evaluate = sub.add_parser("eval", help="held-out exact match of a checkpoint")
     evaluate.add_argument("--checkpoint", required=True)
+    explore = sub.add_parser(
+        "explore", help="write a page that walks one example's backward pass",
+        description="Run one training example through a model of TASK (the checkpoint's, else a fresh model), "
+                    "backward included, check every op's backward against finite differences, and write one "
+                    "self-contained HTML page to explore it: the graph by module, each op's formulas, values, "
+                    "gradients and check, the backward walk step by step, the attention blocks.")
+    explore.add_argument("task", choices=sorted(TASKS))
+    explore.add_argument("--checkpoint", help="the model (default runs/TASK.npz if it exists; else a fresh one)")
+    explore.add_argument("--out", help="the page (default runs/explore-TASK.html)")
+    explore.add_argument("--seed", type=_non_negative_int, default=0, help="which example is drawn")
     args = parser.parse_args(argv)
     try:
-        return {"train": _train, "translate": _translate, "eval": _evaluate}[args.command](args)
+        return {"train": _train, "translate": _translate, "eval": _evaluate, "explore": _explore}[args.command](args)
     except Refusal as error:
         prefix = "minigrad translate" if args.command == "translate" else "minigrad"
         print(f"{prefix}: {error}", file=sys.stderr)
