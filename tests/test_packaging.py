@@ -91,6 +91,13 @@ def test_the_wheel_holds_every_module(wheel):
     assert holds - modules_on_disk() == set(), "the wheel holds modules that are not in the sources"
 
 
+def test_the_wheel_holds_the_files_the_explore_page_is_made_of(wheel):
+    """viz.explore copies these into every page: without them an installed minigrad could write none."""
+    parts = {path.name for path in (ROOT / "minigrad" / "viz").iterdir() if path.name.startswith("explore.")}
+    assert parts == {"explore.py", "explore.html", "explore.css", "explore.js"}
+    assert {f"minigrad/viz/{name}" for name in parts} <= set(wheel)
+
+
 def test_the_entry_point_names_the_installed_package(wheel):
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")
