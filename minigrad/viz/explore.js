@@ -12,7 +12,7 @@
 
 const D = JSON.parse(document.getElementById("step-data").textContent);
 const SVG_NS = "http://www.w3.org/2000/svg";
-const NODE_H = 30, GROUP_H = 40, GAP_X = 18, GAP_Y = 34, PAD = 12, HEADER = 22;
+const NODE_H = 28, GROUP_H = 38, GAP_X = 16, GAP_Y = 24, PAD = 10, HEADER = 20;
 
 // ---- the model's structure ---------------------------------------------------------------------
 const childGroups = D.groups.map(() => []);
@@ -92,8 +92,11 @@ const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
 const shapeText = s => "(" + s.join(", ") + (s.length === 1 ? ",)" : ")");
 const textWidth = text => 14 + 6.4 * text.length;
 
+// A node's two lines in the graph; a parameter is named from inside its box (in_proj_weight, not its full path).
 function nodeLabel(n) {
-  return [n.label, shapeText(n.shape)];
+  const inside = D.groups[n.group].path;
+  const name = n.kind === "param" && inside && n.label.startsWith(inside + ".") ? n.label.slice(inside.length + 1) : n.label;
+  return [name, shapeText(n.shape)];
 }
 
 // ---- layout ------------------------------------------------------------------------------------
@@ -182,7 +185,7 @@ function layoutGroup(g) {
       }
     }
   }
-  const minX = Math.min(0, ...units.map(u => x[u]));
+  const minX = units.length ? Math.min(...units.map(u => x[u])) : 0;  // the sweeps may leave room on the left
   let y = 0, width = 0;
   const items = [];
   for (const l of layers) {
@@ -215,7 +218,7 @@ function render() {
         const g = +it.key.slice(1);
         const box = svg("g", {class: "box", "data-group": g, "data-path": D.groups[g].path});
         const band = svg("rect", {class: "header-band", x: X, y: Y, width: it.w, height: HEADER, rx: 7});
-        const title = svg("text", {class: "header", x: X + 8, y: Y + 15});
+        const title = svg("text", {class: "header", x: X + 8, y: Y + 14});
         title.textContent = "\u25BE " + groupName(g) + "  \u00B7 " + plural(opCount[g], "op");
         box.append(svg("rect", {x: X, y: Y, width: it.w, height: it.h}), band, title);
         box.addEventListener("click", e => { e.stopPropagation(); toggleGroup(g, false); });
@@ -328,6 +331,14 @@ function fitTo(box, maxScale) {
   applyView();
 }
 
+// An opened group: its top centred in view, as wide as fits, but never so small that its labels cannot be read.
+function showTopOf(box) {
+  const r = svgRoot.getBoundingClientRect();
+  const k = Math.max(0.55, Math.min(1, (r.width - 40) / Math.max(box.w, 1), (r.height - 40) / Math.max(box.h, 1)));
+  state.view = {k: k, x: r.width / 2 - (box.x + box.w / 2) * k, y: 20 - box.y * k};
+  applyView();
+}
+
 function fitAll() { fitTo({x: 0, y: 0, w: state.graphSize.w, h: state.graphSize.h}, 1); }
 
 // Bring the unit into view: moved to the middle if it is out of view, zoomed to at least minZoom.
@@ -379,7 +390,7 @@ function toggleGroup(g, open) {
   state.selected = {group: g};
   render();
   const p = state.positions["g" + g];
-  if (p && open) fitTo(p, 1.2);
+  if (p && open) showTopOf(p);
   else centerOn("g" + g);
   showGroup(g);
 }
