@@ -303,3 +303,27 @@ def test_the_cli_writes_the_page_of_a_fresh_and_of_a_trained_model(tmp_path):
     done = subprocess.run([sys.executable, "-m", "minigrad_models.cli", "explore", "dates", "--checkpoint",
                            str(tmp_path / "c.npz")], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and "copy" in done.stderr and "dates" in done.stderr
+
+
+def test_explore_walks_the_gradients_own_graph(tmp_path):
+    """A gradient penalty: the loss is a function of a gradient taken with create_graph=True, so the page
+    shows (and checks) the ops that the backward formulas recorded, each at its line in an op's backward."""
+    mg.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    x = mg.randn(1, 4, 8, requires_grad=True)
+
+    def penalty():
+        loss = layer(x).pow(2).mean()
+        (gx,) = mg.autograd.grad(loss, x, create_graph=True)
+        return (gx * gx).sum()
+
+    report = viz.explore(penalty, tmp_path / "penalty.html", model=layer)
+    assert report.failed == [] and report.unchecked == 0
+    data = page_data(tmp_path / "penalty.html")
+    recorded_by_backward = [n for n in data["nodes"] if n["kind"] == "op" and n["lines"]
+                            and os.sep + "ops" + os.sep in os.sep + n["lines"][0][0]
+                            and n["lines"][0][2].startswith("backward")]
+    assert len(recorded_by_backward) > 20  # the formulas of the first backward, recorded and checked
+    assert {n["module"] for n in data["nodes"] if n["kind"] == "op"} >= {"self_attn", "norm1", ""}
+    (before,) = [n for n in data["nodes"] if n["kind"] == "input"]  # x: reached by the penalty's gradient
+    assert before["grad"]["stats"]["norm"] == pytest.approx(float(np.linalg.norm(x.grad.numpy())), rel=1e-5)

@@ -81,8 +81,11 @@ def code_lines(frame):
         f = frame
         while f is not None:
             path = os.path.abspath(f.f_code.co_filename)
-            if not (path.startswith(_PACKAGE) if user_only else path.startswith(_MACHINERY)):
-                break
+            if user_only:
+                if not path.startswith(_PACKAGE):
+                    break
+            elif not path.startswith(_MACHINERY) or f.f_code.co_name.startswith("backward"):  # an op's backward,
+                break  # recording the gradient's own graph (create_graph=True): the line of its formula
             f = f.f_back
         if f is None:
             continue
