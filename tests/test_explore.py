@@ -91,12 +91,33 @@ def test_every_op_states_its_backward_formula_in_its_source():
 
 
 def test_forward_formulas_come_from_a_docstring_or_the_stated_relation():
-    from minigrad.ops.elementwise import PowScalar
-    from minigrad.ops.linear import Linear
-    assert formulas(PowScalar).forward == PowScalar.__doc__.strip().splitlines()[0]
-    assert formulas(Linear).forward == "y = x W^T + b"  # what its backward's comment states before "=>"
-    assert formulas(Softmax).forward == ""  # none stated: the page shows forward's source instead
-    assert "def forward" in formulas(Softmax).forward_source
+    # every op in minigrad.ops opens its forward with its formula, so the fallbacks are shown on ops of a user's
+    class Documented(Function):
+        """y = 2 x, stated in the docstring."""
+
+        @staticmethod
+        def forward(ctx, x):
+            return 2.0 * x
+
+    class Stated(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return 2.0 * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            # y = 2 x  =>  dx = 2 g
+            return 2.0 * grad
+
+    class Unstated(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return 2.0 * x
+
+    assert formulas(Documented).forward == "y = 2 x, stated in the docstring."
+    assert formulas(Stated).forward == "y = 2 x"  # what its backward's comment states before "=>"
+    assert formulas(Unstated).forward == ""  # none stated: the page shows forward's source instead
+    assert "def forward" in formulas(Unstated).forward_source
 
 
 def test_a_users_op_shows_its_own_formula():
@@ -327,3 +348,12 @@ def test_explore_walks_the_gradients_own_graph(tmp_path):
     assert {n["module"] for n in data["nodes"] if n["kind"] == "op"} >= {"self_attn", "norm1", ""}
     (before,) = [n for n in data["nodes"] if n["kind"] == "input"]  # x: reached by the penalty's gradient
     assert before["grad"]["stats"]["norm"] == pytest.approx(float(np.linalg.norm(x.grad.numpy())), rel=1e-5)
+
+
+def test_every_op_states_its_forward_formula_in_the_comment_that_opens_its_forward():
+    from minigrad.viz.formulas import _opening_comments
+    classes = op_classes()
+    assert len(classes) > 50
+    missing = [c.__name__ for c in classes if "=" not in " ".join(_opening_comments(formulas(c).forward_source))]
+    assert missing == []
+    assert formulas(Softmax).forward == "y_i = exp(x_i - max x) / sum_j exp(x_j - max x)"

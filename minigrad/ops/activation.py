@@ -40,6 +40,7 @@ class GELU(Function):
 
     @staticmethod
     def forward(ctx, x, approximate):
+        # y = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2;  "tanh": y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
         ctx.save_for_backward(x)
         ctx.approximate = approximate
         if approximate == "tanh":

@@ -13,6 +13,7 @@ class Dropout(Function):
 
     @staticmethod
     def forward(ctx, x, keep, p):
+        # y = x * keep / (1 - p)
         scale = x.dtype.type(1.0 / (1.0 - p))
         ctx.save_for_backward(keep)
         ctx.scale = scale

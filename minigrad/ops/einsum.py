@@ -21,6 +21,7 @@ from .shape import expand
 class Einsum(Function):
     @staticmethod
     def forward(ctx, *operands, inputs, output):
+        # y[out] = sum over the letters not in out of prod_k operand_k[in_k]  ("ij,jk->ik": y_ik = sum_j a_ij b_jk)
         ctx.inputs, ctx.output = inputs, output
         ctx.save_for_backward(*operands)
         return np.einsum(",".join(inputs) + "->" + output, *operands, optimize=len(operands) > 2)

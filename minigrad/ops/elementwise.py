@@ -22,6 +22,7 @@ def _broadcast_error(op, a, b):
 class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
+        # y = a + b
         try:
             return a + b
         except ValueError:
@@ -36,6 +37,7 @@ class Add(Function):
 class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
+        # y = a - b
         try:
             return a - b
         except ValueError:
@@ -50,6 +52,7 @@ class Sub(Function):
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
+        # y = a * b
         ctx.save_for_backward(a, b)
         try:
             return a * b
@@ -67,6 +70,7 @@ class Mul(Function):
 class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
+        # y = a / b
         ctx.save_for_backward(a, b)
         try:
             return a / b
@@ -132,6 +136,7 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        # y = a^b
         try:
             out = power(a, b)
         except ValueError:
@@ -184,6 +189,7 @@ class PowScalar(Function):
 
     @staticmethod
     def forward(ctx, x, exponent):
+        # y = x^p
         ctx.save_for_backward(x)
         ctx.exponent = exponent
         try:
@@ -214,6 +220,7 @@ class PowScalar(Function):
 class Neg(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = -x
         return -x
 
     @staticmethod
@@ -225,6 +232,7 @@ class Neg(Function):
 class Maximum(Function):
     @staticmethod
     def forward(ctx, a, b):
+        # y = max(a, b), elementwise
         ctx.save_for_backward(a, b)
         try:
             return np.maximum(a, b)
@@ -249,6 +257,7 @@ class Maximum(Function):
 class Minimum(Function):
     @staticmethod
     def forward(ctx, a, b):
+        # y = min(a, b), elementwise
         ctx.save_for_backward(a, b)
         try:
             return np.minimum(a, b)

@@ -8,6 +8,7 @@ from .util import take_grad
 class Embedding(Function):
     @staticmethod
     def forward(ctx, ids, weight, padding_idx):
+        # y[n] = W[ids[n]]
         ctx.save_for_backward(ids)
         ctx.weight_shape, ctx.padding_idx = weight.shape, padding_idx
         return weight[ids]

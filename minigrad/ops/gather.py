@@ -66,6 +66,7 @@ def _positions(shape, dim, index, op):
 class Gather(Function):
     @staticmethod
     def forward(ctx, x, positions):
+        # y = x[positions]
         ctx.in_shape, ctx.positions = x.shape, positions
         return x[positions]
 
@@ -89,6 +90,7 @@ class Gather(Function):
 class Scatter(Function):
     @staticmethod
     def forward(ctx, x, src, positions, add):
+        # y = x, then y[positions] = src  (with add: y[positions] += src, a repeated position adding up)
         ctx.positions, ctx.add = positions, add
         ctx.src_shape = np.shape(src)
         out = x.copy()
@@ -146,6 +148,7 @@ def positions_shape(positions):
 class IndexFill(Function):
     @staticmethod
     def forward(ctx, x, where, value):
+        # y = x, then y[where] = value
         ctx.where = where
         out = x.copy()
         out[where] = value
@@ -167,6 +170,7 @@ class IndexFill(Function):
 class MaskedSelect(Function):
     @staticmethod
     def forward(ctx, x, mask):
+        # y = x[mask]: the elements of x where mask is True, in order, as one row (x and mask broadcast)
         shape = np.broadcast_shapes(x.shape, mask.shape)
         ctx.shape, ctx.mask = shape, np.broadcast_to(mask, shape)
         return np.broadcast_to(x, shape)[ctx.mask]

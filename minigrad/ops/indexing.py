@@ -67,6 +67,7 @@ class GetItem(Function):
 
     @staticmethod
     def forward(ctx, x, index, advanced):
+        # y = x[index]
         ctx.in_shape, ctx.index, ctx.advanced = x.shape, index, advanced
         parts = index if isinstance(index, tuple) else (index,)
         if not advanced and all(isinstance(part, int) for part in parts):
@@ -105,6 +106,7 @@ class SetItem(Function):
 
     @staticmethod
     def forward(ctx, x, value, index):
+        # y = x, then y[index] = value (out of place)
         ctx.index = index
         out = x.copy()
         try:
@@ -135,6 +137,7 @@ class SetItem(Function):
 class MaskedFill(Function):
     @staticmethod
     def forward(ctx, x, mask, value):
+        # y = value where mask, else x
         ctx.mask = mask
         try:
             return np.where(mask, np.asarray(value, dtype=x.dtype), x)
@@ -157,6 +160,7 @@ class MaskedFill(Function):
 class Where(Function):
     @staticmethod
     def forward(ctx, condition, a, b):
+        # y = a where condition, else b
         ctx.condition = condition
         try:
             return np.where(condition, a, b)
@@ -183,6 +187,7 @@ class Where(Function):
 class Triangle(Function):
     @staticmethod
     def forward(ctx, x, diagonal, upper):
+        # y_ij = x_ij where j - i >= diagonal (upper; lower: j - i <= diagonal), else 0
         ctx.diagonal, ctx.upper = diagonal, upper
         return (np.triu if upper else np.tril)(x, diagonal)
 

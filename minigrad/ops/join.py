@@ -11,6 +11,7 @@ from .util import normalize_dim, result_dtype
 class Cat(Function):
     @staticmethod
     def forward(ctx, *arrays, dim):
+        # y = [x_1, x_2, ...] joined along dim
         ctx.dim = dim
         ctx.bounds = np.cumsum([a.shape[dim] for a in arrays])[:-1]
         return np.concatenate(arrays, axis=dim)
@@ -30,6 +31,7 @@ class Cat(Function):
 class Stack(Function):
     @staticmethod
     def forward(ctx, *arrays, dim):
+        # y = the x_i stacked along a new dim: y.select(dim, i) = x_i
         ctx.dim = dim
         return np.stack(arrays, axis=dim)
 

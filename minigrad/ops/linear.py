@@ -18,6 +18,7 @@ class Linear(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias):
+        # y = x W^T + b
         if x.shape[-1:] != weight.shape[1:]:
             raise ShapeError(
                 f"linear: input of shape {x.shape} needs last dim {weight.shape[1]} "

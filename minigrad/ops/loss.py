@@ -22,6 +22,8 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, logits, target, ignore_index, reduction, label_smoothing):
+        # l_n = -sum_c q_c log softmax(x_n)_c, q = (1 - s) onehot(t_n) + s / C  (s = label_smoothing;
+        # 0 where t_n = ignore_index);  mean: sum_n l_n / the number of rows kept;
         # logits: (N, C) float, target: (N,) int
         n_classes = logits.shape[1]
         shifted, probs, total = shifted_exp(logits, 1)  # log p = shifted - log(total)
@@ -93,6 +95,7 @@ class NLLLoss(Function):
 
     @staticmethod
     def forward(ctx, logp, target, weight, ignore_index, reduction):
+        # l_i = -w[t_i] logp[i, t_i] (0 where t_i = ignore_index);  mean: sum_i l_i / sum of w[t_i] over the rows kept
         keep = target != ignore_index
         safe_target = np.where(keep, target, 0)
         rows = np.arange(len(target))
@@ -146,6 +149,7 @@ class KLDivPointwise(Function):
 
     @staticmethod
     def forward(ctx, input, target, log_target):
+        # l = p (log p - input), 0 where p = 0;  with log_target (t = log p): l = e^t (t - input)
         ctx.save_for_backward(input, target)
         ctx.log_target = log_target
         if log_target:
@@ -195,6 +199,7 @@ class BCEWithLogits(Function):
 
     @staticmethod
     def forward(ctx, x, y, pos_weight):
+        # l = (1 - y) x + (1 + (pw - 1) y) log(1 + e^-x)  (= -pw y log sigmoid(x) - (1 - y) log(1 - sigmoid(x)))
         softplus = np.logaddexp(0, -x)  # log(1 + e^-x)
         log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * y
         ctx.save_for_backward(x, y, pos_weight)

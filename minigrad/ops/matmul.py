@@ -12,6 +12,7 @@ class MatMul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        # C = A B  (batch dims broadcast)
         if a.ndim == 0 or b.ndim == 0:
             raise ShapeError(f"matmul: both operands need at least 1 dimension, got shapes {a.shape} and {b.shape}")
         k_a = a.shape[-1]

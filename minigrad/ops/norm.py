@@ -19,6 +19,7 @@ class Norm(Function):
 
     @staticmethod
     def forward(ctx, x, p, dims, keepdim):
+        # y = (sum_i |x_i|^p)^(1/p) over dims;  p = inf: max_i |x_i|,  p = -inf: min_i |x_i|,  p = 0: #{x_i != 0}
         if p == 2:
             # sqrt(sum x^2) needs no |x|; over one dim, or all, it is a dot of x with itself (no x * x temporary)
             if len(dims) == x.ndim:

@@ -17,6 +17,7 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, n_dims, eps):
+        # y = (x - mean) / sqrt(var + eps) * w + b, mean and (biased) var over the last n_dims dims
         D = int(np.prod(x.shape[x.ndim - n_dims:]))
         x2 = x.reshape(-1, D)  # (..., *normalized_shape) -> (rows, D)
         centered = x2 - sum_along(x2, 1) / D

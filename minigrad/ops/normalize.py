@@ -19,6 +19,7 @@ class Normalize(Function):
 
     @staticmethod
     def forward(ctx, x, p, dim, eps):
+        # y = x / max(||x||_p, eps), the norm taken along dim
         absx = np.abs(x)
         if p == 2.0:
             norm = np.sqrt((x * x).sum(axis=dim, keepdims=True))

@@ -14,6 +14,7 @@ class ConstantPad(Function):
 
     @staticmethod
     def forward(ctx, x, widths, value):
+        # y = x with widths[d] = (before, after) elements of value added on each side of dim d (< 0: cropped);
         # widths: one (before, after) pair per dim of x, in dim order
         crop = tuple(slice(max(-b, 0), x.shape[d] - max(-a, 0)) for d, (b, a) in enumerate(widths))
         grow = [(max(b, 0), max(a, 0)) for b, a in widths]

@@ -36,6 +36,7 @@ def _mask(condition, dtype):
 class Sum(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
+        # y = sum_i x_i over dims
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         return x.sum(axis=dims, keepdims=keepdim)
 
@@ -54,6 +55,7 @@ class Sum(Function):
 class Mean(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
+        # y = (1/n) sum_i x_i over dims
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         ctx.count = int(np.prod([x.shape[d] for d in dims]))
         return x.mean(axis=dims, keepdims=keepdim)
@@ -73,6 +75,7 @@ class Mean(Function):
 class Var(Function):
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
+        # y = sum_i (x_i - mean)^2 / (n - correction) over dims
         ctx.dims, ctx.keepdim = dims, keepdim
         count = int(np.prod([x.shape[d] for d in dims]))
         ctx.denominator = builtins.max(count - correction, 0)  # this module's max is the op
@@ -103,6 +106,7 @@ class Var(Function):
 class Std(Function):
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
+        # y = sqrt(sum_i (x_i - mean)^2 / (n - correction)) over dims
         ctx.dims, ctx.keepdim = dims, keepdim
         count = int(np.prod([x.shape[d] for d in dims]))
         ctx.denominator = builtins.max(count - correction, 0)
@@ -138,6 +142,7 @@ class Std(Function):
 class Prod(Function):
     @staticmethod
     def forward(ctx, x, dim, keepdim):
+        # y = prod_j x_j along dim
         ctx.save_for_backward(x)
         ctx.dim, ctx.keepdim = dim, keepdim
         return x.prod(axis=dim, keepdims=keepdim)
@@ -217,6 +222,7 @@ class AMax(Function):
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, smallest=False):
+        # y = max_i x_i over dims (min_i x_i with smallest)
         out = (x.min if smallest else x.max)(axis=dims, keepdims=True)
         ctx.save_for_backward(x, out)
         ctx.dims, ctx.keepdim = dims, keepdim
@@ -247,6 +253,7 @@ class MaxAlongDim(Function):
 
     @staticmethod
     def forward(ctx, x, indices, dim, keepdim):
+        # y = x at indices along dim (the argmax or argmin): y = take_along_dim(x, indices, dim)
         ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
         ctx.save_for_backward(indices)
         values = np.take_along_axis(x, indices, axis=dim)

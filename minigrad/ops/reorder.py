@@ -15,6 +15,7 @@ from .util import normalize_dim, normalize_dims
 class Flip(Function):
     @staticmethod
     def forward(ctx, x, dims):
+        # y_i = x_{n-1-i} along each of dims
         ctx.dims = dims
         return np.ascontiguousarray(np.flip(x, axis=dims))  # a copy, as PyTorch (no negative strides)
 
@@ -32,6 +33,7 @@ class Flip(Function):
 class Roll(Function):
     @staticmethod
     def forward(ctx, x, shifts, dims):
+        # y_{(i + shift) mod n} = x_i along each of dims (dims None: along the flattened x)
         ctx.shifts, ctx.dims = shifts, dims
         if dims is None:  # roll the flattened tensor
             return np.roll(x.reshape(-1), shifts).reshape(x.shape)
@@ -55,6 +57,7 @@ class Roll(Function):
 class Repeat(Function):
     @staticmethod
     def forward(ctx, x, repeats):
+        # y = x tiled, repeats[d] copies along dim d: y[i] = x[i mod x.shape]
         ctx.in_shape, ctx.repeats = x.shape, repeats
         return np.tile(x, repeats)
 

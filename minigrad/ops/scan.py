@@ -8,6 +8,7 @@ from .util import normalize_dim, refuse_out
 class Cumsum(Function):
     @staticmethod
     def forward(ctx, x, dim):
+        # y_i = sum_{j <= i} x_j along dim
         ctx.dim = dim
         return np.cumsum(x, axis=dim)
 

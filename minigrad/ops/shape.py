@@ -18,6 +18,7 @@ class Reshape(Function):
 
     @staticmethod
     def forward(ctx, x, shape, op="reshape"):
+        # y = x's elements, in row-major order, in the new shape
         ctx.in_shape = x.shape
         try:
             out = x.reshape(shape)
@@ -45,6 +46,7 @@ class Permute(Function):
 
     @staticmethod
     def forward(ctx, x, dims):
+        # y = x with its dims reordered: dim k of y is dim dims[k] of x
         ctx.dims = dims
         return np.transpose(x, dims)
 
@@ -64,6 +66,7 @@ class Transpose(Function):
 
     @staticmethod
     def forward(ctx, x, dim0, dim1):
+        # y = x with dims dim0 and dim1 swapped
         ctx.dim0, ctx.dim1 = dim0, dim1
         return np.swapaxes(x, dim0, dim1)
 
@@ -78,6 +81,7 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, x, shape):
+        # y = x broadcast to shape (its size-1 dims repeated, as a view)
         return np.broadcast_to(x, shape)
 
     @staticmethod
@@ -89,6 +93,7 @@ class Expand(Function):
 class Clone(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = x (a copy)
         return x.copy()
 
     @staticmethod
@@ -102,6 +107,7 @@ class Contiguous(Function):
 
     @staticmethod
     def forward(ctx, x):
+        # y = x (a C-contiguous copy where x is not one)
         return np.ascontiguousarray(x)
 
     @staticmethod

@@ -9,6 +9,7 @@ class SiLU(Function):
 
     @staticmethod
     def forward(ctx, x):
+        # y = x sigmoid(x)
         s = 0.5 * (np.tanh(0.5 * x) + 1)  # sigmoid(x) in the form that cannot overflow
         ctx.save_for_backward(x)
         ctx.sigmoid = s

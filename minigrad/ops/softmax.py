@@ -40,6 +40,7 @@ def _last_dim_rows(x, dim):
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
+        # y_i = exp(x_i - max x) / sum_j exp(x_j - max x)
         x2 = _last_dim_rows(x, dim)
         if x2 is not None:
             y = _softmax_rows(x2)
@@ -139,6 +140,7 @@ def _softmax_rows(x2):
 class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
+        # y_i = x_i - max x - log sum_j exp(x_j - max x)  (= x_i - log sum_j e^{x_j})
         shifted, _, total = shifted_exp(x, dim)
         y = shifted
         y -= np.log(total)  # log softmax(x) = (x - c) - log sum exp(x - c)

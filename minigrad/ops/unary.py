@@ -23,6 +23,7 @@ def _floating(x):
 class Exp(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = e^x
         y = np.exp(x)
         ctx.save_for_backward(y)
         return y
@@ -37,6 +38,7 @@ class Exp(Function):
 class Log(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = log x
         ctx.save_for_backward(x)
         return np.log(x)
 
@@ -50,6 +52,7 @@ class Log(Function):
 class Sqrt(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = sqrt x
         y = np.sqrt(x)
         ctx.save_for_backward(y)
         return y
@@ -64,6 +67,7 @@ class Sqrt(Function):
 class Tanh(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = tanh x
         y = np.tanh(x)
         ctx.save_for_backward(y)
         return y
@@ -78,6 +82,7 @@ class Tanh(Function):
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = 1 / (1 + e^-x) = (tanh(x / 2) + 1) / 2;
         # 1 / (1 + e^-x) overflows for large negative x; the tanh form is stable everywhere
         y = 0.5 * (np.tanh(0.5 * x) + 1)
         ctx.save_for_backward(y)
@@ -97,6 +102,7 @@ class ReLU(Function):
     # uses it, so x can be freed.
     @staticmethod
     def forward(ctx, x):
+        # y = max(x, 0)
         y = np.maximum(x, 0)
         ctx.save_for_backward(y)
         return y
@@ -111,6 +117,7 @@ class ReLU(Function):
 class Abs(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = |x|
         ctx.save_for_backward(x)
         return np.abs(x)
 
@@ -132,6 +139,7 @@ class Clamp(Function):
 
     @staticmethod
     def forward(ctx, x, low, high):
+        # y = min(max(x, low), high)
         ctx.save_for_backward(x)
         ctx.low, ctx.high = low, high
         return np.clip(x, low, high)
@@ -161,6 +169,7 @@ class Clamp(Function):
 class Sin(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = sin x
         ctx.save_for_backward(x)
         return np.sin(x)
 
@@ -180,6 +189,7 @@ class Sin(Function):
 class Cos(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = cos x
         ctx.save_for_backward(x)
         return np.cos(x)
 
@@ -199,6 +209,7 @@ class Cos(Function):
 class Erf(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = erf x = 2/sqrt(pi) int_0^x e^(-t^2) dt
         ctx.save_for_backward(x)
         return special.erf(x)  # in x's dtype (special.py)
 
@@ -218,6 +229,7 @@ class Erf(Function):
 class Rsqrt(Function):
     @staticmethod
     def forward(ctx, x):
+        # y = x^(-1/2)
         with np.errstate(divide="ignore", invalid="ignore"):  # rsqrt(0) = inf, rsqrt(-1) = nan, as PyTorch
             y = 1.0 / np.sqrt(x)
         ctx.save_for_backward(y)
@@ -235,6 +247,7 @@ class ToDtype(Function):
 
     @staticmethod
     def forward(ctx, x, dtype):
+        # y = x cast to dtype
         ctx.in_dtype = x.dtype
         return x.astype(dtype)
 
