@@ -446,3 +446,15 @@ def test_a_builtin_backward_reading_a_forward_intermediate_is_refused():
     x = normal(3)
     with pytest.raises(RuntimeError, match=r"SavesIntermediateSquare.*computed \(an array of shape \(3,\)\)"):
         mg.autograd.grad(SavesIntermediateSquare.apply(x).sum(), x, create_graph=True)
+
+
+def test_the_second_order_benchmark_runs(capsys):
+    """benchmarks/second_order.py (cost of an HVP and a gradient-penalty step, memory over many steps)
+    keeps working: a short run, its report read back."""
+    import runpy
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "second_order.py"
+    runpy.run_path(str(script), run_name="second_order")["main"](["--steps", "20", "--repeats", "2"])
+    out = capsys.readouterr().out
+    assert "Hessian-vector product" in out and "after step    20: resident memory" in out
