@@ -2,7 +2,9 @@
 
 The walk is iterative (a 100,000-op chain needs no recursion), visits each tensor once (graphs have
 diamonds), and adds up the gradients of a tensor used more than once. Inside the engine gradients
-are plain NumPy arrays; only a leaf's `.grad` is wrapped in a Tensor, which has no history.
+are plain NumPy arrays; only a leaf's `.grad` is wrapped in a Tensor, which has no history. With
+create_graph=True the same walk carries Tensors instead and records every op's backward, so the
+gradients have a history of their own (minigrad/higher_order.py).
 """
 import numpy as np
 
@@ -220,12 +222,13 @@ def _walk(root, gradient, retain_graph, create_graph):
                 f"{node.op_name}.backward returned {len(input_grads)} gradients, "
                 f"but forward had {len(node.parents)} inputs"
             )
-        if checking:
+        if checking or _trace is not None:  # both look at arrays, in either walk
             arrays = (grad, input_grads) if not create_graph else (
-                grad._array, [None if g is None else g._array for g in input_grads])
-            anomaly.check_backward(node, *arrays)
-        if _trace is not None:
-            _trace(node, tensor, grad, input_grads)
+                grad._array, tuple(None if g is None else g._array for g in input_grads))
+            if checking:
+                anomaly.check_backward(node, *arrays)
+            if _trace is not None:
+                _trace(node, tensor, *arrays)
         for parent, parent_grad in zip(node.parents, input_grads):
             if parent is None or parent_grad is None:
                 continue

@@ -458,3 +458,15 @@ def test_the_second_order_benchmark_runs(capsys):
     runpy.run_path(str(script), run_name="second_order")["main"](["--steps", "20", "--repeats", "2"])
     out = capsys.readouterr().out
     assert "Hessian-vector product" in out and "after step    20: resident memory" in out
+
+
+def test_trace_backward_and_anomaly_mode_see_a_recorded_walk_too():
+    from minigrad import viz
+
+    x = normal(3)
+    with viz.trace_backward() as trace:
+        mg.autograd.grad((x.tanh() * x).sum(), x, create_graph=True)
+    assert [e.op for e in trace.entries] == ["Sum", "Mul", "Tanh"]
+    with mg.detect_anomaly():
+        (g,) = mg.autograd.grad((x.exp() * x).sum(), x, create_graph=True)
+    assert g.requires_grad
