@@ -118,10 +118,12 @@ def run_hooks(tensor, grad):
         if recorded:
             if result is None:
                 continue
-            if not isinstance(result, Tensor) or result.shape != grad.shape:
+            if not isinstance(result, Tensor):  # an array: a constant, as the first-order walk takes it
+                result = Tensor._make(np.asarray(result))
+            if result.shape != grad.shape:
                 raise RuntimeError(
-                    f"register_hook: the hook {getattr(hook, '__name__', hook)!r} returned "
-                    f"{_describe_hook_result(result)}, but the tensor's gradient is a Tensor of shape {grad.shape}"
+                    f"register_hook: the hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
+                    f"{result.shape}, but the tensor's gradient has shape {grad.shape}"
                 )
             grad = result if result.dtype == grad.dtype else result.to(grad.dtype)
             continue
@@ -135,10 +137,6 @@ def run_hooks(tensor, grad):
             )
         grad = replacement.astype(grad.dtype, copy=False)
     return grad
-
-
-def _describe_hook_result(result):
-    return f"a Tensor of shape {result.shape}" if hasattr(result, "shape") else f"a {type(result).__name__}"
 
 
 def root_gradient(op, out, gradient, what="the tensor"):
@@ -248,10 +246,9 @@ def _walk(root, gradient, retain_graph, create_graph):
                 grads[key] = parent_grad
         if not retain_graph:
             node.release()
-    stored = set()
     for tensor, grad in finished:
         if create_graph:
-            _accumulate_recorded(tensor, grad, stored)
+            _accumulate_recorded(tensor, grad)
         else:
             _accumulate(tensor, grad, Tensor)
 
@@ -264,12 +261,11 @@ def _accumulate(tensor, grad, Tensor):
         tensor.grad._array = tensor.grad._array + grad
 
 
-def _accumulate_recorded(tensor, grad, stored):
-    """tensor.grad += grad in a recorded walk: .grad keeps the gradient's graph. One gradient Tensor can
-    reach two leaves (a + b sends the same one to both): the second gets a clone, so that changing one
-    .grad in place cannot change the other."""
+def _accumulate_recorded(tensor, grad):
+    """tensor.grad += grad in a recorded walk: .grad keeps the gradient's graph. The first gradient is
+    cloned (a recorded copy), as PyTorch does: it may be the caller's own gradient tensor, one shared
+    with another leaf (a + b sends the same one to both), or a read-only broadcast view."""
     if tensor.grad is None:
-        tensor.grad = grad.clone() if id(grad) in stored else grad
-        stored.add(id(tensor.grad))
+        tensor.grad = grad.clone()
     else:
         tensor.grad = tensor.grad + grad

@@ -164,7 +164,10 @@ class Function:
         any_grad = False
         for arg in args:
             if isinstance(arg, Tensor):
-                arrays.append(arg._array)
+                array = arg._array
+                if arrays and _shared_with_another(arg, array, args, arrays):
+                    array = array.view()  # x and x.detach() in one op: told apart by their arrays (lift)
+                arrays.append(array)
                 if arg.requires_grad:
                     any_grad = True
                     parents.append(arg)
@@ -176,14 +179,19 @@ class Function:
         if record:
             ctx.needs_input_grad = tuple(p is not None for p in parents)
             ctx._inputs = [arg for arg in args if isinstance(arg, Tensor)]
+            # which array forward got at each position: a recorded backward (create_graph=True) finds
+            # the Tensor behind each array it saved by these (minigrad/higher_order.py, lift)
+            ctx._input_ids = tuple(id(a) if isinstance(arg, Tensor) else None for a, arg in zip(arrays, args))
             if _recorder is not None:
                 _recorder.on_apply(ctx, arrays, kwargs)
         checking = anomaly._AnomalyMode.enabled
         if checking:
             ctx.creation_site = anomaly.creation_site()
         out = cls.forward(ctx, *arrays, **kwargs)
-        if type(out) is not np.ndarray:
-            out = np.asarray(out)
+        if type(out) is not np.ndarray:  # NumPy gives a scalar for a 0-d result: keep it as an array
+            scalar, out = out, np.asarray(out)
+            if any(a is scalar for a in ctx.saved_tensors):  # a saved output stays the output
+                ctx.saved_tensors = tuple(out if a is scalar else a for a in ctx.saved_tensors)
         if checking:
             anomaly.check_forward(ctx, out, arrays)
         result = Tensor._make(out)
@@ -208,6 +216,14 @@ class Function:
         self._saved_output = None
         self._viewed = None
         self.freed = True
+
+
+def _shared_with_another(tensor, array, args, arrays):
+    """Whether `array` (tensor's) was already passed for another Tensor among args (x, x.detach())."""
+    for other, seen in zip(args, arrays):
+        if seen is array and other is not tensor:
+            return True
+    return False
 
 
 def _become_view(view, base, node):

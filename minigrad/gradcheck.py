@@ -97,6 +97,10 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     wrt = [t for t in values if isinstance(t, Tensor) and t.requires_grad]
     if not wrt:
         raise ValueError("gradgradcheck: no input requires grad, so there is nothing to check")
+    for name, t in zip(names, values):
+        if isinstance(t, Tensor) and t.requires_grad and t.dtype != np.float64:
+            raise ValueError(f"gradgradcheck: {name} is {t.dtype}; finite differences need float64 "
+                             "(call .double() on inputs)")
     outs = _as_outputs(fn(*values))
     differentiable = [o.requires_grad for o in outs]
     if grad_outputs is None:

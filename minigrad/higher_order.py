@@ -80,18 +80,27 @@ def _left_the_graph(error):
 
 
 def lift(node, saved, output, strict=True):
-    """node's saved arrays as the Tensors they came from (the table in this module's docstring)."""
-    parents = {id(p._array): p for p in node.parents if p is not None}
-    inputs = {id(t._array) for t, _ in node._saved_versions}
+    """node's saved arrays as the Tensors they came from (the table in this module's docstring).
+
+    An array is matched to the input at whose position forward received it (Function.apply notes
+    their ids), not by comparing with the inputs' arrays now: x and x.detach() share one array, and
+    only the first is in the graph.
+    """
+    position = {i: k for k, i in enumerate(getattr(node, "_input_ids", ())) if i is not None}
+    parents = node.parents
     lifted = []
     for a in saved:
+        if isinstance(a, np.generic) and a.dtype.kind == "f":
+            a = np.asarray(a)  # a 0-d value NumPy gave as a scalar: judged as the array it stands for
         if not isinstance(a, np.ndarray):
             lifted.append(a)
-        elif id(a) in parents:
-            lifted.append(parents[id(a)])
+            continue
+        k = position.get(id(a))
+        if k is not None:
+            lifted.append(parents[k] if parents[k] is not None else Tensor._make(a))
         elif a is output._array:
             lifted.append(output)
-        elif id(a) in inputs or a.dtype.kind != "f" or not strict:
+        elif a.dtype.kind != "f" or not strict:
             lifted.append(Tensor._make(a))
         else:
             raise RuntimeError(

@@ -4,6 +4,7 @@ Every differentiable method is a thin call into `minigrad/ops/`, where each prim
 `Function` with its forward and backward side by side. The graph is walked by `minigrad/engine.py`.
 """
 import operator
+import weakref
 
 import numpy as np
 
@@ -332,6 +333,13 @@ class Tensor:
             self._rebased = (self._rebased or ()) + ((function.next_sequence_number(), old),)
         self.grad_fn = result.grad_fn
         self.requires_grad = result.requires_grad or self.requires_grad
+        node = result.grad_fn
+        if node is not None and node.saved_tensors and any(a is result._array for a in node.saved_tensors):
+            # the op saved its output (exp_, sigmoid_, ...), which now lives in this tensor's storage:
+            # saved as this tensor's array, a recorded backward finds it as this tensor, and a later
+            # in-place change of it is caught by the version check
+            node.saved_tensors = tuple(self._array if a is result._array else a for a in node.saved_tensors)
+            node._saved_output = (weakref.ref(self), self._version)
 
     def _checked_operand(self, op, other):
         """The operand of an arithmetic in-place op: a Tensor or a number, checked to be one."""

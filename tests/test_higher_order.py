@@ -470,3 +470,93 @@ def test_trace_backward_and_anomaly_mode_see_a_recorded_walk_too():
     with mg.detect_anomaly():
         (g,) = mg.autograd.grad((x.exp() * x).sum(), x, create_graph=True)
     assert g.requires_grad
+
+
+# ---- cases a review found (each was silently wrong or refused before) ---------------------------
+@pytest.mark.parametrize("fn", [lambda t: t.exp(), lambda t: t.tanh(), lambda t: t.sigmoid(),
+                                lambda t: (t * t + 1).sqrt(), lambda t: (t * t + 1).rsqrt()])
+def test_zero_dim_tensors_are_twice_differentiable(fn):
+    # NumPy gives a scalar, not an array, for a 0-d result: the saved output must still be the output
+    assert mg.gradgradcheck(fn, (leaf(0.7),))
+
+
+def test_second_derivative_of_the_norm_of_a_vector_through_a_zero_dim_sqrt():
+    x = leaf([1.0, 2.0, 3.0])
+    h = AF.hessian(lambda t: (t * t).sum().sqrt(), x.detach()).numpy()
+    v = x.detach().numpy()
+    r = np.linalg.norm(v)
+    np.testing.assert_allclose(h, (np.eye(3) - np.outer(v, v) / r ** 2) / r, rtol=1e-12)
+
+
+def test_a_detached_operand_stays_a_constant_in_the_second_derivative():
+    # L = sum(x * c * x) with c = x.detach(): dL/dx = 2 c x, d(sum dL/dx)/dx = 2 c
+    x = leaf([0.5, -1.5, 2.0])
+    (g,) = mg.autograd.grad((x * x.detach() * x).sum(), x, create_graph=True)
+    (h,) = mg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), 2 * x.detach().numpy())
+    # L = sum(y * c) with y = e^x, c = y.detach(): dL/dx = c e^x, its derivative c e^x = e^(2x)
+    y = x.exp()
+    (g,) = mg.autograd.grad((y * y.detach()).sum(), x, create_graph=True)
+    (h,) = mg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), np.exp(2 * x.detach().numpy()))
+
+
+def test_in_place_ops_that_save_their_output_are_twice_differentiable():
+    x = leaf([0.2, -0.4, 1.1])
+    results = []
+    for in_place in (True, False):
+        y = x * 1.5 + 0.1
+        y = y.sigmoid_() if in_place else y.sigmoid()
+        (g,) = mg.autograd.grad((y ** 3).sum(), x, create_graph=True)
+        results.append(mg.autograd.grad(g.sum(), x)[0].numpy())
+    np.testing.assert_allclose(results[0], results[1])
+    y = x * 1.5 + 0.1
+    y.exp_()
+    y.mul_(2)  # changes the output exp_ saved: the backward must refuse, as PyTorch's
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        mg.autograd.grad(y.sum(), x, create_graph=True)
+
+
+def test_grad_left_by_a_recorded_backward_is_its_own_tensor():
+    x = leaf([1.0, 2.0])
+    v = mg.tensor([0.5, 0.25], dtype=mg.float64)
+    (x + 1).backward(v, create_graph=True)
+    assert x.grad is not v and np.all(x.grad.detach().numpy() == [0.5, 0.25])
+    p = leaf([[1.0, 2.0], [3.0, 4.0]])
+    p.sum().backward(create_graph=True)  # the gradient is a broadcast of one 1: .grad must be writable
+    with mg.no_grad():
+        p.grad.mul_(2)
+    assert np.all(p.grad.numpy() == 2)
+
+
+def test_a_custom_function_returning_its_saved_input_differentiates_through_the_input():
+    class Same(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):  # not the identity's derivative, on purpose: grad * x
+            (x,) = ctx.saved_tensors
+            return grad * x
+
+    x = leaf([1.0, 2.0])
+    (g,) = mg.autograd.grad((Same.apply(x) * 3).sum(), x, create_graph=True)  # 3 x
+    (h,) = mg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), [3.0, 3.0])
+
+
+def test_recorded_walk_details_match_pytorch_conventions():
+    x = leaf([1.0, 2.0])
+    y = x * x
+    y.register_hook(lambda g: np.asarray(g.detach().numpy()) * 2)  # a hook may return an array
+    (g,) = mg.autograd.grad(y.sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [4.0, 8.0])
+    w = leaf([3.0])
+    _, gw = mg.autograd.grad((x * 2).sum(), [x, w], create_graph=True, allow_unused=True, materialize_grads=True)
+    assert gw.requires_grad and np.all(gw.detach().numpy() == 0)
+    with pytest.raises(ValueError, match="gradgradcheck: input #0 is float32"):
+        mg.gradgradcheck(lambda t: t * t, (mg.ones(2, requires_grad=True),))
+    with pytest.raises(RuntimeError, match="hessian: the gradient of the user-provided function is independent of input 1"):
+        AF.hessian(lambda a, b: (a ** 3).sum() + b.sum(), (leaf([1.0]), leaf([2.0])), strict=True)

@@ -100,6 +100,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     f"autograd.grad: input {k} (shape {t.shape}) was not used to compute the outputs; "
                     "pass allow_unused=True if this is intended"
                 )
-            if materialize_grads:
-                result[k] = Tensor._make(np.zeros(t.shape, dtype=t.dtype))
+            if materialize_grads:  # (with create_graph, zeros that require grad, as PyTorch's)
+                result[k] = Tensor._make(np.zeros(t.shape, dtype=t.dtype)).requires_grad_(create_graph)
     return tuple(result)

@@ -140,13 +140,16 @@ class Function:
             if isinstance(o, Tensor) and (id(o) in inputs or o.requires_grad):
                 outputs[i] = o.detach()
         # an output saved for backward is kept as a tensor sharing its storage (and version counter),
-        # not the output itself, which would hold its own node alive in a cycle
+        # not the output itself, which would hold its own node alive in a cycle; an input returned as it
+        # is and saved stays the input
         by_id = dict(zip(original_ids, outputs))
-        ctx._saved = tuple(by_id[id(t)].detach() if id(t) in by_id else t for t in ctx._to_save)
+        ctx._saved = tuple(by_id[id(t)].detach() if id(t) in by_id and id(t) not in inputs else t
+                           for t in ctx._to_save)
         # for a recorded backward (create_graph=True), which saved tensors are outputs, and the outputs
         # themselves, weakly: there a saved output must be the output, whose node leads to the inputs
         position = {i: k for k, i in enumerate(original_ids)}
-        ctx._saved_outputs = {k: position[id(t)] for k, t in enumerate(ctx._to_save) if id(t) in position}
+        ctx._saved_outputs = {k: position[id(t)] for k, t in enumerate(ctx._to_save)
+                              if id(t) in position and id(t) not in inputs}
         ctx._outputs = [weakref.ref(o) if isinstance(o, Tensor) else None for o in outputs]
         ctx._to_save = ()
 

@@ -70,7 +70,8 @@ def _vector(v, like, what, op):
     return vs
 
 
-def _derivatives(outputs, wrt, grad_outputs, create_graph, strict, op, who):
+def _derivatives(outputs, wrt, grad_outputs, create_graph, strict, op, who,
+                 of="the output of the user-provided function"):
     """grad of outputs with respect to wrt, with zeros (or, strict, an error) for an unused input."""
     outs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
     grads = (None,) * len(wrt)
@@ -81,8 +82,7 @@ def _derivatives(outputs, wrt, grad_outputs, create_graph, strict, op, who):
     for k, (g, t) in enumerate(zip(grads, wrt)):
         if g is None:
             if strict:
-                raise RuntimeError(f"{op}: the output of the user-provided function is independent of {who} {k}; "
-                                   "this is not allowed in strict mode")
+                raise RuntimeError(f"{op}: {of} is independent of {who} {k}; this is not allowed in strict mode")
             g = Tensor._make(np.zeros(t.shape, dtype=t.dtype))
         result.append(g)
     return tuple(result)
@@ -112,7 +112,8 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     return _shape(_results(outs, create_graph), out_tuple), _shape(_results(product, create_graph), out_tuple)
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode", *,
+             _of="the output of the user-provided function"):
     """d func / d inputs, as torch.autograd.functional.jacobian: for one output and one input a Tensor of
     shape output.shape + input.shape; a tuple per input and/or per output where those are tuples."""
     _refuse(vectorize, strategy, "strategy", "jacobian")
@@ -127,7 +128,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         flat = out.reshape(-1)
         for j in range(flat.numel()):
             row = _derivatives((flat[j],), leaves, (Tensor._make(np.ones((), out.dtype)),),
-                               create_graph, strict, "jacobian", "input")
+                               create_graph, strict, "hessian" if _of != "the output of the user-provided function"
+                               else "jacobian", "input", _of)
             for k, g in enumerate(row):
                 rows[k].append(g)
         blocks = []
@@ -156,7 +158,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         return _derivatives(outs, xs, (Tensor._make(np.ones(outs[0].shape, outs[0].dtype)),), True, strict,
                             "hessian", "input")
 
-    result = jacobian(gradient, inputs, create_graph=create_graph, strict=strict)
+    result = jacobian(gradient, inputs, create_graph=create_graph, strict=strict,
+                      _of="the gradient of the user-provided function")
     # jacobian of a tuple-valued gradient: a tuple (per gradient) of tuples (per input)
     return result if in_tuple else result[0][0]
 
@@ -183,7 +186,8 @@ def _hessian_product(func, inputs, v, create_graph, strict, op):
     with grad_mode.enable_grad():
         g = _derivatives(outs, leaves, (Tensor._make(np.ones(outs[0].shape, outs[0].dtype)),), True, strict, op,
                          "input")
-        product = _derivatives(g, leaves, vs, create_graph, strict, op, "input")
+        product = _derivatives(g, leaves, vs, create_graph, strict, op, "input",
+                               "the gradient of the user-provided function")
     return _results(outs, create_graph)[0], _shape(_results(product, create_graph), in_tuple)
 
 
