@@ -165,7 +165,8 @@ class Function:
         for arg in args:
             if isinstance(arg, Tensor):
                 array = arg._array
-                if arrays and _shared_with_another(arg, array, args, arrays):
+                if arrays and (arrays[-1] is array or len(arrays) > 1) and _shared_with_another(arg, array, args,
+                                                                                                arrays):
                     array = array.view()  # x and x.detach() in one op: told apart by their arrays (lift)
                 arrays.append(array)
                 if arg.requires_grad:
@@ -181,7 +182,7 @@ class Function:
             ctx._inputs = [arg for arg in args if isinstance(arg, Tensor)]
             # which array forward got at each position: a recorded backward (create_graph=True) finds
             # the Tensor behind each array it saved by these (minigrad/higher_order.py, lift)
-            ctx._input_ids = tuple(id(a) if isinstance(arg, Tensor) else None for a, arg in zip(arrays, args))
+            ctx._input_ids = tuple(map(id, arrays))
             if _recorder is not None:
                 _recorder.on_apply(ctx, arrays, kwargs)
         checking = anomaly._AnomalyMode.enabled
