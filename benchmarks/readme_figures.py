@@ -1,6 +1,6 @@
 """Regenerate the README's "Measured" table: train each task with the command's defaults.
 
-    python benchmarks/readme_figures.py                     # copy, dates, addition (about 5 minutes alone)
+    python benchmarks/readme_figures.py                     # copy, reverse, dates, addition (about 5 minutes alone)
     python benchmarks/readme_figures.py --tasks copy
 
 Each task runs `python -m minigrad_models.cli train TASK --quiet` in a fresh process, one after the other,
@@ -8,7 +8,7 @@ into a temporary folder, and the script prints the table's rows in Markdown from
 own result line ("held-out exact match: 100.00% after 700 steps, 9.8 s") and the checkpoint's
 model configuration. Run it on a quiet machine: the seconds are wall clock.
 The README's other figures come from their own commands, named beside each table:
-examples/why_scale.py, benchmarks/train_step.py, benchmarks/copy_seeds.py.
+examples/why_scale.py, benchmarks/train_step.py, benchmarks/steps_to_target.py.
 """
 import argparse
 import os
@@ -22,7 +22,7 @@ import numpy as np
 import minigrad as mg
 from minigrad_models.training import TASKS
 
-from copy_seeds import RESULT  # beside this script, which Python puts first on sys.path
+from steps_to_target import RESULT  # beside this script, which Python puts first on sys.path
 
 WHAT = {"copy": "unseen sequences (length 10, 10 symbols)", "reverse": "unseen sequences (length 10, 10 symbols)",
         "dates": "unseen inputs", "addition": "unseen sums"}
@@ -37,7 +37,7 @@ def describe(config):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", nargs="+", default=["copy", "dates", "addition"], choices=sorted(TASKS))
+    parser.add_argument("--tasks", nargs="+", default=["copy", "reverse", "dates", "addition"], choices=sorted(TASKS))
     args = parser.parse_args()
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, {os.cpu_count()} cores, "
           f"minigrad threads {mg.get_num_threads()}")
