@@ -3,14 +3,16 @@
     python benchmarks/steps_to_target.py                          # every task, seeds 0-4 (about 25 minutes alone)
     python benchmarks/steps_to_target.py --tasks copy reverse     # about 1 minute
     python benchmarks/steps_to_target.py --tasks dates --seeds 5 6 7
+    python benchmarks/steps_to_target.py --tasks reverse -- --batch-size 64 --steps 1000   # other settings
 
-Each run is `python -m minigrad_models.cli train TASK --seed S --quiet` with the command's defaults,
-in its own process, one after the other (so that the runs do not share the cores). The checkpoint's
-history gives the first evaluation at or above the task's target (TARGETS: 100% of the held-out set,
-99.9% for dates) and the training seconds up to it (steps and evaluations, not start-up), and the
-checkpoint's best model the accuracy that translate and eval get. The script prints one row per
-run, then per task the median and the worst steps and seconds, and exits with status 1 if a seed
-missed its target. The seconds are wall clock: run it on a quiet machine.
+Each run is `python -m minigrad_models.cli train TASK --seed S --quiet` with the command's defaults
+(and the options given after `--`), in its own process, one after the other (so that the runs do
+not share the cores). The checkpoint's history gives the first evaluation at or above the task's
+target (TARGETS: 100% of the held-out set, 99.9% for dates) and the training seconds up to it (steps
+and evaluations, not start-up), and the checkpoint's best model the accuracy that translate and eval
+get. The script prints one row per run, then per task the median and the worst steps and seconds,
+and exits with status 1 if a seed missed its target. The seconds are wall clock: run it on a quiet
+machine.
 """
 import argparse
 import os
@@ -45,7 +47,8 @@ def to_target(checkpoint, target):
     ckpt = mg.load(checkpoint)
     history = ckpt["history"]
     reached = [i for i, accuracy in enumerate(history["eval_accuracy"]) if accuracy >= target]
-    steps, seconds = (history["eval_step"][reached[0]], history["eval_seconds"][reached[0]]) if reached else (None, None)
+    first = reached[0] if reached else None
+    steps, seconds = (history["eval_step"][first], history["eval_seconds"][first]) if reached else (None, None)
     return steps, seconds, float(ckpt["best"]["accuracy"]), int(ckpt["step"])
 
 
@@ -53,9 +56,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--steps", type=int, help="passed on to the command as --steps")
+    parser.add_argument("options", nargs=argparse.REMAINDER, help="after --: options for `minigrad train`")
     args = parser.parse_args()
-    extra = ("--steps", str(args.steps)) if args.steps else ()
+    extra = [option for option in args.options if option != "--"]
     print(f"NumPy {np.__version__}, {os.cpu_count()} cores, minigrad threads {mg.get_num_threads()}")
     print(f"{'task':>8} | {'seed':>4} | {'target':>6} | {'steps to it':>11} | {'seconds':>7} | {'saved model':>11} | "
           f"{'steps run':>9}", flush=True)
@@ -79,7 +82,7 @@ def main():
             steps, seconds = (np.array(column, dtype=float) for column in zip(*rows))
             summary.append(f"| {task} | {target:.1%} | {len(rows)} of {len(rows)} | {np.median(steps):,.0f} / "
                            f"{steps.max():,.0f} | {np.median(seconds):.1f} / {seconds.max():.1f} |")
-    print(f"\nseeds {', '.join(map(str, args.seeds))}: median / worst")
+    print(f"\nseeds {', '.join(map(str, args.seeds))}{', ' + ' '.join(extra) if extra else ''}: median / worst")
     print("| task | target | seeds that reach it | steps to target | seconds to target |")
     print("| --- | --- | --- | --- | --- |")
     print("\n".join(summary))

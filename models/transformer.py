@@ -59,8 +59,11 @@ def init_weights(model):
     each is drawn again here. PyTorch's own N(0, 1) for an embedding would swamp the positional
     encoding once multiplied by sqrt(d_model), hence Glorot there.
 
-    Measured over seeds (benchmarks/steps_to_target.py), this trains the toy tasks faster than Glorot on
-    every matrix: the smaller W_O and feed-forward weights, and W_Q, W_K and W_V taken as one matrix,
+    Measured on the copy task, seeds 0-4, warm-up then cosine decay over 1,000 steps: a median of 500
+    steps to 100%, against 700 with Glorot on every matrix (W_Q, W_K, W_V as one); with W_Q, W_K and W_V
+    each Glorot as a (d, d) matrix, as the models had them, 2 of 5 seeds ended at 99.9% with 800 planned.
+    The smaller weights (W_O and the feed-forward layers at 1/sqrt(fan_in) rather than Glorot's
+    sqrt(6 / (fan_in + fan_out)), W_Q, W_K and W_V at 1/sqrt(2) of their bound as (d, d) matrices)
     start the attention closer to uniform.
     """
     for module in model.modules():
