@@ -64,8 +64,8 @@ DEFAULT_MODELS = {
 # The recipe, measured over seeds by benchmarks/steps_to_target.py: `steps` is the plan over which the
 # learning rate decays to 0, long enough for every seed tried to reach its target with steps to spare.
 DEFAULT_TRAINING = {
-    "copy": dict(steps=800, batch_size=128, lr=2e-3, warmup=60, eval_every=100, stop_at_accuracy=1.0),
-    "reverse": dict(steps=800, batch_size=128, lr=2e-3, warmup=60, eval_every=100, stop_at_accuracy=1.0),
+    "copy": dict(steps=800, batch_size=64, lr=2e-3, warmup=60, eval_every=100, stop_at_accuracy=1.0),
+    "reverse": dict(steps=800, batch_size=64, lr=2e-3, warmup=60, eval_every=100, stop_at_accuracy=1.0),
     "dates": dict(steps=4000, batch_size=64, lr=2e-3, warmup=200, eval_every=250, stop_at_accuracy=1.0),
     "addition": dict(steps=4000, batch_size=128, lr=4e-3, warmup=200, eval_every=250, stop_at_accuracy=1.0),
 }
