@@ -1,14 +1,15 @@
 """Regenerate the README's "Measured" table: train each task with the command's defaults.
 
-    python benchmarks/readme_figures.py                     # copy, dates, addition (about 5 minutes alone)
+    python benchmarks/readme_figures.py                     # copy, reverse, dates, addition (about 5 minutes alone)
     python benchmarks/readme_figures.py --tasks copy
 
 Each task runs `python -m minigrad_models.cli train TASK --quiet` in a fresh process, one after the other,
-into a temporary folder, and the script prints the table's rows in Markdown from the command's
-own result line ("held-out exact match: 100.00% after 700 steps, 9.8 s") and the checkpoint's
-model configuration. Run it on a quiet machine: the seconds are wall clock.
+into a temporary folder, and the script prints the table's rows in Markdown: the steps and seconds
+from the command's own result line ("held-out exact match: 100.00% after 700 steps, 9.8 s"), and from
+the checkpoint its model configuration and the accuracy of the model it saved for translate (the
+best evaluation's, with its step when that is not the last). Run it on a quiet machine: the seconds are wall clock.
 The README's other figures come from their own commands, named beside each table:
-examples/why_scale.py, benchmarks/train_step.py, benchmarks/copy_seeds.py.
+examples/why_scale.py, benchmarks/train_step.py, benchmarks/steps_to_target.py.
 """
 import argparse
 import os
@@ -22,7 +23,7 @@ import numpy as np
 import minigrad as mg
 from minigrad_models.training import TASKS
 
-from copy_seeds import RESULT  # beside this script, which Python puts first on sys.path
+from steps_to_target import RESULT  # beside this script, which Python puts first on sys.path
 
 WHAT = {"copy": "unseen sequences (length 10, 10 symbols)", "reverse": "unseen sequences (length 10, 10 symbols)",
         "dates": "unseen inputs", "addition": "unseen sums"}
@@ -37,11 +38,11 @@ def describe(config):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tasks", nargs="+", default=["copy", "dates", "addition"], choices=sorted(TASKS))
+    parser.add_argument("--tasks", nargs="+", default=["copy", "reverse", "dates", "addition"], choices=sorted(TASKS))
     args = parser.parse_args()
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, {os.cpu_count()} cores, "
           f"minigrad threads {mg.get_num_threads()}")
-    print("| command | model | held-out exact match | steps | training time |")
+    print("| command | model | held-out exact match of the saved model | steps | training time |")
     print("| --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as folder:
         for task in args.tasks:
@@ -51,11 +52,13 @@ def main():
             match = RESULT.search(done.stdout)
             if match is None:
                 raise SystemExit(f"no result line from `train {task}`:\n{done.stdout}\n{done.stderr}")
-            accuracy, steps, seconds = float(match.group(1)), int(match.group(2)), float(match.group(3))
+            steps, seconds = int(match.group(2)), float(match.group(3))
             n_test = len(TASKS[task]().test_set()[1])
-            config = mg.load(out)["model_config"]
-            print(f"| `minigrad train {task}` | {describe(config)} | {accuracy:.2f}% on {n_test:,} {WHAT[task]} | "
-                  f"{steps:,} | {seconds:.1f} s |", flush=True)
+            checkpoint = mg.load(out)
+            best = checkpoint["best"]  # the model the checkpoint gives to translate and eval
+            where = "" if best["step"] == steps else f" (step {best['step']:,})"
+            print(f"| `minigrad train {task}` | {describe(checkpoint['model_config'])} | {best['accuracy']:.2%} on "
+                  f"{n_test:,} {WHAT[task]}{where} | {steps:,} | {seconds:.1f} s |", flush=True)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,10 @@
     minigrad explore copy                    # one example's backward pass as a page: runs/explore-copy.html
     minigrad --version
 
+A checkpoint holds two models: the best one by held-out exact match, which translate and eval use,
+and the one at the step where training stopped, with the optimizer and all, which --resume goes on
+from (models/training.py). `train` says which step each is from.
+
 `train` never replaces a checkpoint silently: if --out (default runs/TASK.npz) already exists, it
 refuses and says how to go on from it (--resume), replace it (--overwrite) or keep it (another --out),
 as `transformers`' Trainer refuses a used output_dir unless told to overwrite it. Every command a
@@ -62,7 +66,7 @@ def _train(args):
             raise mg.CheckpointError(f"{path} holds a {args.task} model trained without --babel; --babel asks for "
                                      "a model with the larger vocabulary of more locales (choose another --out)")
         if args.steps is not None:
-            trainer.train_config.steps = args.steps
+            trainer.plan(args.steps)
         done = _nothing_to_train(trainer)
         if done:  # the checkpoint is left as it is
             evaluate = shlex.join(['minigrad', 'eval', '--checkpoint', path])
@@ -93,7 +97,14 @@ def _train(args):
               f"Go on with: {train_command(args.task, path, '--resume')}")
         return 128 + signum  # the shell's convention: 130 for Ctrl-C, 143 for SIGTERM
     print(f"held-out exact match: {accuracy:.2%} after {trainer.step} steps, {trainer.elapsed:.1f} s; saved {path}")
-    _show_examples(trainer)
+    best = trainer.best
+    if best["step"] == trainer.step:
+        print(f"  {path} holds this model: translate and eval use it, and --resume goes on from it")
+    else:
+        print(f"  {path} holds the best held-out model, {best['accuracy']:.2%} at step {best['step']}: translate and "
+              f"eval use it; --resume goes on from the model at step {trainer.step}")
+    with trainer.best_model():
+        _show_examples(trainer)
     return 0
 
 
@@ -276,11 +287,15 @@ def _load(path, option, load, default=None):
 
 
 def _evaluate(args):
+    """The held-out accuracy of the model translate uses: the checkpoint's best one."""
     trainer = _load(args.checkpoint, "--checkpoint", lambda path: _with_babel(lambda: Trainer.resume(path),
                     f"{path}, a dates model trained with --babel,"))
-    accuracy = trainer.evaluate()
+    with trainer.best_model():
+        accuracy = trainer.evaluate()
     src, _ = trainer.task.test_set()
-    print(f"{trainer.task_name}: held-out exact match {accuracy:.2%} on {len(src)} examples (step {trainer.step})")
+    step = trainer.best["step"] if trainer.best is not None else trainer.step
+    stopped = f"; training stopped at step {trainer.step}" if step != trainer.step else ""
+    print(f"{trainer.task_name}: held-out exact match {accuracy:.2%} on {len(src)} examples (step {step}{stopped})")
     return 0
 
 
@@ -374,7 +389,9 @@ def _main(argv):
                     "A checkpoint that already exists at --out is never replaced silently: give --resume "
                     "to go on from it, --overwrite to start again and replace it, or another --out.")
     train.add_argument("task", choices=sorted(TASKS))
-    train.add_argument("--steps", type=_positive_int, help="the most training steps (training stops early at 100%%)")
+    train.add_argument("--steps", type=_positive_int,
+                       help="the training steps planned: the learning rate decays to 0 over them (training stops "
+                            "early at 100%%); with --resume, the new end of the plan")
     train.add_argument("--batch-size", type=_positive_int)
     train.add_argument("--lr", type=_positive_float, help="peak learning rate")
     train.add_argument("--seed", type=_non_negative_int)

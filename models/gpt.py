@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 from .library import PositionalEncoding, nn, torch
-from .transformer import activation_function, as_ids, eval_mode, future_mask, glorot_init
+from .transformer import activation_function, as_ids, eval_mode, future_mask, init_weights
 
 
 @dataclass
@@ -39,7 +39,7 @@ class DecoderOnlyLM(nn.Module):
         self.blocks = nn.TransformerEncoder(block, c.num_layers, norm=nn.LayerNorm(c.d_model) if c.norm_first else None,
                                             enable_nested_tensor=False)
         self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=not c.tie_embeddings)
-        glorot_init(self)
+        init_weights(self)
         self.token_embed.weight.data[c.pad_id] = 0
         if c.tie_embeddings:
             self.lm_head.weight = self.token_embed.weight

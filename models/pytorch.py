@@ -72,8 +72,8 @@ def _positional_encoding_on(torch):
 
 def load_checkpoint(path, device="cpu"):
     """(model, checkpoint) from a checkpoint `minigrad train` wrote: the model as an instance of the
-    same class on PyTorch (built from the same source file), its weights loaded with strict=True, in
-    eval mode on `device`. checkpoint is the dict minigrad's mg.load reads from the file (task,
+    same class on PyTorch (built from the same source file), with the weights of its best held-out
+    evaluation (as `minigrad translate` uses them) loaded with strict=True, in eval mode on `device`. checkpoint is the dict minigrad's mg.load reads from the file (task,
     configs, vocabularies, history); PyTorch and minigrad are both needed."""
     import torch
 
@@ -88,6 +88,8 @@ def load_checkpoint(path, device="cpu"):
         model = module.DecoderOnlyLM(module.GPTConfig(**checkpoint["model_config"]))
     else:
         model = module.Seq2SeqTransformer(module.TransformerConfig(**checkpoint["model_config"]))
-    state = {name: torch.from_numpy(np.array(value)) for name, value in checkpoint["model"].items()}
+    best = checkpoint.get("best")
+    weights = best["model"] if isinstance(best, dict) else checkpoint["model"]  # the model translate uses
+    state = {name: torch.from_numpy(np.array(value)) for name, value in weights.items()}
     model.load_state_dict(state, strict=True)
     return model.to(device).eval(), checkpoint

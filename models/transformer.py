@@ -49,25 +49,31 @@ def future_mask(max_len):
     return torch.ones(max_len, max_len, dtype=torch.bool).triu(1)
 
 
-def glorot_init(model):
-    """Glorot (xavier) initialisation of every matrix, as the Annotated Transformer.
+def init_weights(model):
+    """Every layer initialised as PyTorch initialises it when it is built, each with draws of its own;
+    the embeddings Glorot-uniform, as in the Annotated Transformer.
 
-    An attention's in_proj_weight stacks W_Q, W_K and W_V, (3 d, d): each of the three is initialised
-    as the (d, d) matrix it is (as when they were three Linear layers). Taken as one matrix, its larger
-    fan-out shrinks all three by 1/sqrt(2); measured once on the addition task (seed 0, before the
-    embedding gradient's summation order changed), it reached 93.9% held-out exact match after 6,000
-    steps that way and 98.5% this way.
+    PyTorch's layers: Linear weights and biases U(-1/sqrt(fan_in), 1/sqrt(fan_in)); an attention's
+    in_proj_weight (W_Q, W_K and W_V stacked) Glorot-uniform as one (3 d, d) matrix, its biases 0.
+    nn.TransformerEncoder and nn.TransformerDecoder deep-copy one layer, so their layers start equal:
+    each is drawn again here. PyTorch's own N(0, 1) for an embedding would swamp the positional
+    encoding once multiplied by sqrt(d_model), hence Glorot there.
+
+    Measured on the copy task, seeds 0-4, warm-up then cosine decay over 1,000 steps: a median of 500
+    steps to 100%, against 700 with Glorot on every matrix (W_Q, W_K, W_V as one); with W_Q, W_K and W_V
+    each Glorot as a (d, d) matrix, as the models had them, 2 of 5 seeds ended at 99.9% with 800 planned.
+    The smaller weights (W_O and the feed-forward layers at 1/sqrt(fan_in) rather than Glorot's
+    sqrt(6 / (fan_in + fan_out)), W_Q, W_K and W_V at 1/sqrt(2) of their bound as (d, d) matrices)
+    start the attention closer to uniform.
     """
-    for name, p in model.named_parameters():
-        if p.dim() < 2:
-            continue
-        if name.endswith("in_proj_weight"):
-            d = p.shape[1]
-            parts = [nn.init.xavier_uniform_(torch.empty(d, d, dtype=p.dtype)) for _ in range(p.shape[0] // d)]
-            with torch.no_grad():
-                p.copy_(torch.cat(parts))
-        else:
-            nn.init.xavier_uniform_(p)
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            module.reset_parameters()
+    for module in model.modules():  # after out_proj's own reset: its bias 0, as a new attention has it
+        if isinstance(module, nn.MultiheadAttention):
+            module._reset_parameters()
+        elif isinstance(module, nn.Embedding):
+            nn.init.xavier_uniform_(module.weight)
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -86,7 +92,7 @@ class Seq2SeqTransformer(nn.Module):
         self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(**layer), c.num_decoder_layers,
                                              norm=nn.LayerNorm(c.d_model) if c.norm_first else None)
         self.generator = nn.Linear(c.d_model, c.tgt_vocab_size)
-        glorot_init(self)
+        init_weights(self)
         for embed in (self.src_embed, self.tgt_embed):
             embed.weight.data[c.pad_id] = 0
         if c.tie_embeddings:

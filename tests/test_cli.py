@@ -296,3 +296,29 @@ def test_ctrl_c_outside_training_is_one_line_not_a_traceback(tiny_copy, capsys, 
 ])
 def test_looks_like(text, task):
     assert inference.looks_like(text) == task
+
+
+# ---- which model the checkpoint gives to whom ---------------------------------------------------------
+def test_train_says_which_model_translate_uses_and_which_resume_goes_on_from(tiny_copy, capsys, monkeypatch):
+    monkeypatch.setitem(training.DEFAULT_TRAINING, "copy",
+                        dict(steps=4, batch_size=8, lr=2e-3, warmup=2, eval_every=2, stop_at_accuracy=1.0))
+    scripted, real = [0.9, 0.4], Trainer.evaluate  # step 2 is the best evaluation, step 4 the last
+
+    def evaluate(self):
+        accuracy = real(self)
+        if scripted:
+            self.history["eval_accuracy"][-1] = accuracy = scripted.pop(0)
+        return accuracy
+
+    monkeypatch.setattr(Trainer, "evaluate", evaluate)
+    status, out, _ = run(capsys, "train", "copy", "--quiet")
+    assert status == 0 and "held-out exact match: 40.00% after 4 steps" in out
+    assert ("runs/copy.npz holds the best held-out model, 90.00% at step 2: translate and eval use it; "
+            "--resume goes on from the model at step 4") in out
+    status, out, _ = run(capsys, "eval", "--checkpoint", "runs/copy.npz")
+    assert status == 0 and re.search(r"held-out exact match [\d.]+% on 1000 examples \(step 2; training stopped "
+                                     r"at step 4\)", out)
+
+    scripted += [0.1]
+    status, out, _ = run(capsys, "train", "copy", "--overwrite", "--quiet", "--steps", "2")
+    assert status == 0 and "runs/copy.npz holds this model: translate and eval use it, and --resume goes on" in out

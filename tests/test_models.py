@@ -198,7 +198,7 @@ def test_beam_search_of_width_one_is_greedy(seed):
     assert beams == [strip(row) for row in greedy]
 
 
-@pytest.mark.parametrize("seed", [0, 19])  # seeds where both searches finish, and beam search finds better
+@pytest.mark.parametrize("seed", [0, 5])  # seeds where both searches finish, and beam search finds better
 def test_beam_search_finds_a_sequence_at_least_as_likely_as_greedy(seed):
     model = seq2seq(seed, tgt_vocab_size=4).eval()
     src = random_source(np.random.default_rng(seed), B=3)
@@ -243,7 +243,7 @@ def test_generate_takes_the_argmax_of_the_causal_logits(seed):
 def test_generate_emitting_the_pad_id_treats_it_as_a_token():
     """A generated token equal to pad_id is a real token: generation must not mask it as padding."""
     exercised = 0
-    for seed in range(8):
+    for seed in range(16):  # 4 of these 16 random models emit it
         model = gpt(seed, vocab_size=3, tie_embeddings=seed % 2 == 0)
         prompt = np.random.default_rng(seed).integers(1, 3, (3, 4))
         out = generate(model, prompt, max_new_tokens=10).numpy()

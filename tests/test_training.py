@@ -199,3 +199,157 @@ def test_a_checkpoint_in_the_old_layout_is_refused_with_what_to_do(tmp_path):
     for load in (load_for_inference, Trainer.resume):
         with pytest.raises(mg.CheckpointError, match=r"old layout.*Train it again: minigrad train copy"):
             load(path)
+
+
+# ---- the learning-rate schedule ---------------------------------------------------------------------
+def test_warm_up_then_decay_to_zero_over_the_planned_steps():
+    from minigrad_models.training import WarmupThenDecay
+
+    # warm-up 4, 12 steps planned; the factor for optimizer step k is schedule(k - 1) (LambdaLR counts from 0)
+    cosine, linear, paper = (WarmupThenDecay(4, 12, decay) for decay in ("cosine", "linear", "inverse_sqrt"))
+    for schedule in (cosine, linear, paper):
+        assert [schedule(k - 1) for k in (1, 2, 3, 4)] == [0.25, 0.5, 0.75, 1.0]
+    # after warm-up, 9 steps (5..13) take the rate from 1 to 0; step 13, the first one not planned, gets 0
+    assert linear(5 - 1) == pytest.approx(8 / 9) and linear(12 - 1) == pytest.approx(1 / 9)
+    assert cosine(5 - 1) == pytest.approx((1 + np.cos(np.pi / 9)) / 2)
+    assert cosine(12 - 1) == pytest.approx((1 + np.cos(np.pi * 8 / 9)) / 2)
+    assert cosine(13 - 1) == linear(13 - 1) == 0 and cosine(50) == linear(50) == 0
+    assert paper(16 - 1) == pytest.approx(0.5) and paper(400 - 1) == pytest.approx(0.1)  # sqrt(4 / step)
+    with pytest.raises(ValueError, match="decay must be one of .* got 'exp'"):
+        WarmupThenDecay(4, 12, "exp")
+
+
+def test_the_optimizer_follows_the_plan_and_a_longer_plan_stretches_the_decay(tmp_path):
+    small = dict(d_model=16, d_ff=32)
+    trainer = Trainer("copy", model_overrides=small, train_overrides=dict(steps=10, warmup=2, lr=1e-2, seed=0))
+    rates = []
+    for _ in range(10):
+        rates.append(trainer.optimizer.param_groups[0]["lr"])  # the rate this step will use
+        trainer.train_step()
+    assert rates[:2] == pytest.approx([5e-3, 1e-2]) and rates[-1] > 0
+    assert trainer.optimizer.param_groups[0]["lr"] == 0  # the plan is done
+
+    trainer.plan(20)  # the rate of step 11 is now the new plan's, not 0
+    expected = 1e-2 * (1 + np.cos(np.pi * (11 - 2) / (21 - 2))) / 2
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(expected)
+    trainer.save(tmp_path / "run.npz")
+    resumed = Trainer.resume(tmp_path / "run.npz")  # the saved plan and rate come back
+    assert resumed.train_config.steps == resumed.schedule.steps == 20
+    assert resumed.optimizer.param_groups[0]["lr"] == pytest.approx(expected)
+    assert [resumed.train_step()[0] for _ in range(3)] == [trainer.train_step()[0] for _ in range(3)]
+
+
+def test_a_checkpoint_from_before_the_planned_decay_resumes_on_the_paper_schedule(tmp_path):
+    trainer = Trainer("copy", model_overrides=dict(d_model=16, d_ff=32),
+                      train_overrides=dict(steps=8, warmup=2, decay="inverse_sqrt"))
+    for _ in range(4):
+        trainer.train_step()
+    trainer.save(tmp_path / "run.npz")
+    checkpoint = mg.load(tmp_path / "run.npz")  # as the earlier Trainer wrote it
+    del checkpoint["train_config"]["decay"], checkpoint["seconds"], checkpoint["history"]["eval_seconds"]
+    checkpoint["scheduler"]["lr_lambdas"] = [None]  # a plain function's attributes are not saved
+    mg.save(checkpoint, tmp_path / "old.npz")
+    resumed = Trainer.resume(tmp_path / "old.npz")
+    assert resumed.train_config.decay == "inverse_sqrt"
+    assert [resumed.train_step()[0] for _ in range(4)] == [trainer.train_step()[0] for _ in range(4)]
+
+
+# ---- the best model and the last one ------------------------------------------------------------------
+def _weights(model):
+    return {name: value.detach().numpy().copy() for name, value in model.state_dict().items()}
+
+
+def _scripted_evaluations(monkeypatch, trainer, accuracies):
+    """trainer.evaluate() returns the given accuracies in turn, and records the weights it saw."""
+    seen, scripted = {}, iter(accuracies)
+    original = Trainer.evaluate
+
+    def evaluate():
+        seen[trainer.step] = _weights(trainer.model)
+        original(trainer)  # the real bookkeeping ...
+        trainer.history["eval_accuracy"][-1] = accuracy = next(scripted)  # ... with the scripted result
+        return accuracy
+
+    monkeypatch.setattr(trainer, "evaluate", evaluate)
+    return seen
+
+
+def test_the_checkpoint_keeps_the_best_evaluated_model_and_resumes_from_the_last(tmp_path, monkeypatch):
+    from minigrad_models.pytorch import load_checkpoint
+    from minigrad_models.training import load_for_inference
+
+    small, settings = dict(d_model=16, d_ff=32), dict(steps=9, seed=5, eval_every=3, warmup=2)
+    path = tmp_path / "run.npz"
+    trainer = Trainer("reverse", model_overrides=small, train_overrides=settings)
+    seen = _scripted_evaluations(monkeypatch, trainer, [0.5, 0.9, 0.7])  # at steps 3, 6 and 9
+    assert trainer.run(progress=False, checkpoint=path) == 0.7
+    assert (trainer.best["step"], trainer.best["accuracy"]) == (6, 0.9)
+
+    model, checkpoint = load_for_inference(path)  # translate's model: step 6's weights
+    for name, value in _weights(model).items():
+        assert np.array_equal(value, seen[6][name]), name
+    assert checkpoint["best"]["step"] == 6 and checkpoint["step"] == 9
+    resumed = Trainer.resume(path)  # --resume: step 9's weights, optimizer and all
+    assert resumed.step == 9 and (resumed.best["step"], resumed.best["accuracy"]) == (6, 0.9)
+    for name, value in _weights(resumed.model).items():
+        assert np.array_equal(value, seen[9][name]), name
+    with resumed.best_model():
+        assert all(np.array_equal(v, seen[6][k]) for k, v in _weights(resumed.model).items())
+    assert all(np.array_equal(v, seen[9][k]) for k, v in _weights(resumed.model).items())  # and back
+
+    straight = Trainer("reverse", model_overrides=small, train_overrides={**settings, "steps": 12})
+    straight.plan(9)  # the same plan up to step 9 ...
+    for _ in range(9):
+        straight.train_step()
+    straight.plan(12)
+    resumed.plan(12)  # ... then both go on to 12: the same steps, bit for bit
+    assert [resumed.train_step()[0] for _ in range(3)] == [straight.train_step()[0] for _ in range(3)]
+
+    torch = pytest.importorskip("torch")
+    on_torch, _ = load_checkpoint(path)  # the way out to PyTorch takes the best model too
+    for name, value in on_torch.state_dict().items():
+        assert np.array_equal(value.numpy(), seen[6][name]), name
+    del torch
+
+
+def test_a_tie_keeps_the_later_model_and_a_checkpoint_without_evaluations_uses_the_last(tmp_path, monkeypatch):
+    from minigrad_models.training import load_for_inference
+
+    small = dict(d_model=16, d_ff=32)
+    trainer = Trainer("copy", model_overrides=small, train_overrides=dict(steps=4, eval_every=2))
+    _scripted_evaluations(monkeypatch, trainer, [0.5, 0.5])
+    trainer.run(progress=False)
+    assert trainer.best["step"] == 4
+
+    fresh = Trainer("copy", model_overrides=small, train_overrides=dict(steps=4))
+    fresh.train_step()
+    fresh.save(tmp_path / "early.npz")  # as Ctrl-C before the first evaluation saves it
+    assert "best" not in mg.load(tmp_path / "early.npz")
+    model, _ = load_for_inference(tmp_path / "early.npz")
+    for name, value in _weights(model).items():
+        assert np.array_equal(value, _weights(fresh.model)[name]), name
+
+
+def test_a_best_model_that_does_not_fit_is_refused(tmp_path):
+    from minigrad_models.training import load_for_inference
+
+    trainer = Trainer("copy", model_overrides=dict(d_model=16, d_ff=32), train_overrides=dict(steps=2, eval_every=1))
+    trainer.run(progress=False, checkpoint=tmp_path / "run.npz")
+    checkpoint = mg.load(tmp_path / "run.npz")
+    checkpoint["best"]["model"]["generator.weight"] = mg.zeros(3, 3)
+    mg.save(checkpoint, tmp_path / "bad.npz")
+    for load in (load_for_inference, Trainer.resume):
+        with pytest.raises(mg.CheckpointError, match="its best model's weights do not fit"):
+            load(tmp_path / "bad.npz")
+
+
+def test_the_evaluations_are_timed_over_resumed_runs(tmp_path):
+    small = dict(d_model=16, d_ff=32)
+    trainer = Trainer("copy", model_overrides=small, train_overrides=dict(steps=4, eval_every=2))
+    trainer.run(progress=False, checkpoint=tmp_path / "run.npz")
+    first = trainer.history["eval_seconds"]
+    assert len(first) == 2 and 0 < first[0] < first[1] <= trainer.seconds
+    resumed = Trainer.resume(tmp_path / "run.npz")
+    resumed.plan(6)
+    resumed.run(progress=False)
+    assert resumed.history["eval_seconds"][:2] == first and resumed.history["eval_seconds"][2] > trainer.seconds
