@@ -1,6 +1,6 @@
 """Does every toy task reach its target on every seed, and how soon? Steps and seconds to target.
 
-    python benchmarks/steps_to_target.py                          # every task, seeds 0-4 (about 25 minutes alone)
+    python benchmarks/steps_to_target.py                          # every task, seeds 0-4 (about 20 minutes alone)
     python benchmarks/steps_to_target.py --tasks copy reverse     # about 1 minute
     python benchmarks/steps_to_target.py --tasks dates --seeds 5 6 7
     python benchmarks/steps_to_target.py --tasks reverse -- --batch-size 64 --steps 1000   # other settings
