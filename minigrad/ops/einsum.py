@@ -31,16 +31,13 @@ class Einsum(Function):
         # dL/d(operand k) = einsum(output, other inputs -> input k) of grad and the other operands
         operands = ctx.saved_tensors
         grads = []
-        for k, (subscripts, operand) in enumerate(zip(ctx.inputs, operands)):
+        for k, operand in enumerate(operands):
             if not ctx.needs_input_grad[k]:
                 grads.append(None)
                 continue
-            others = [s for j, s in enumerate(ctx.inputs) if j != k]
+            others, kept, missing = _gradient_subscripts(ctx, k)
             arrays = [grad] + [a for j, a in enumerate(operands) if j != k]
-            present = set(ctx.output).union(*others)
-            kept = "".join(letter for letter in subscripts if letter in present)
             partial = np.einsum(",".join([ctx.output] + others) + "->" + kept, *arrays, optimize=len(arrays) > 2)
-            missing = [i for i, letter in enumerate(subscripts) if letter not in present]
             if missing:  # summed over this operand alone: the same gradient along those dims
                 partial = np.expand_dims(partial, missing)
                 partial = np.broadcast_to(partial, np.broadcast_shapes(partial.shape, operand.shape))
@@ -52,22 +49,31 @@ class Einsum(Function):
         # the same einsums, recorded (the gradient of an einsum is an einsum, at every order)
         operands = ctx.saved_tensors
         grads = []
-        for k, (subscripts, operand) in enumerate(zip(ctx.inputs, operands)):
+        for k, operand in enumerate(operands):
             if not ctx.needs_input_grad[k]:
                 grads.append(None)
                 continue
-            others = [s for j, s in enumerate(ctx.inputs) if j != k]
-            present = set(ctx.output).union(*others)
-            kept = "".join(letter for letter in subscripts if letter in present)
+            others, kept, missing = _gradient_subscripts(ctx, k)
             partial = Einsum.apply(grad, *[a for j, a in enumerate(operands) if j != k],
                                    inputs=(ctx.output, *others), output=kept)
-            missing = [i for i, letter in enumerate(subscripts) if letter not in present]
             if missing:  # summed over this operand alone: the same gradient along those dims
                 for i in missing:
                     partial = partial.unsqueeze(i)
                 partial = expand(partial, np.broadcast_shapes(partial.shape, operand.shape))
             grads.append(partial)
         return tuple(grads)
+
+
+def _gradient_subscripts(ctx, k):
+    """For operand k's gradient: the other operands' subscripts, the letters of operand k that the
+    gradient's einsum can produce, and the positions of those it cannot (letters only operand k has,
+    summed in forward: the gradient is the same along them)."""
+    subscripts = ctx.inputs[k]
+    others = [s for j, s in enumerate(ctx.inputs) if j != k]
+    present = set(ctx.output).union(*others)
+    kept = "".join(letter for letter in subscripts if letter in present)
+    missing = [i for i, letter in enumerate(subscripts) if letter not in present]
+    return others, kept, missing
 
 
 def _parse(equation, operands):
