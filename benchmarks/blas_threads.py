@@ -1,4 +1,4 @@
-"""The measurements behind minigrad's thread policy (minigrad/threads.py).
+"""The measurements behind minigrad's thread policy (minigrad/kernels/threads.py).
 
     python benchmarks/blas_threads.py                # the products of a small training step
     python benchmarks/blas_threads.py --size base --threads 2
@@ -21,7 +21,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 import minigrad as mg
-from minigrad import threads
+from minigrad.kernels import threads
 
 import train_step  # beside this script, which Python puts first on sys.path
 

@@ -26,7 +26,7 @@ DataLoader's shuffle). A case that disagrees is listed as FAILED and not timed; 
 
 Timing: both libraries run in this one process, PyTorch with its default threads and nothing set in the
 environment, so the numbers are what a plain `python script.py` sees. (One thing a PyTorch-only process
-would not have: the glibc malloc thresholds minigrad sets on import, minigrad/allocator.py, hold for
+would not have: the glibc malloc thresholds minigrad sets on import, minigrad/kernels/allocator.py, hold for
 PyTorch's arrays here too, so both allocate under the same setting.) After a warm-up, each library's
 loop is sized to take about --loop-ms, and the loops alternate: minigrad, torch, minigrad, torch ...,
 --repeats rounds, so drift hits both. A row's time is the MEDIAN over the rounds of the time per call,

@@ -341,10 +341,10 @@ def record_products(cfg):
     """Every matrix product (a, b) of one minigrad training step (after one warm-up step)."""
     import importlib
 
-    from minigrad import threads
+    from minigrad.kernels import threads
 
     # the modules themselves: minigrad.ops.matmul is also the name of a function
-    modules = [importlib.import_module("minigrad.ops.linear"), importlib.import_module("minigrad.ops.matmul")]
+    modules = [importlib.import_module("minigrad.kernels.linear"), importlib.import_module("minigrad.ops.matmul")]
     names = ["matmul", "blocked_matmul"]
     recorded = []
 
@@ -366,7 +366,7 @@ def record_products(cfg):
 
 def gemm_time(cfg, steps):
     """Median time of the matrix products of one minigrad step, replayed through minigrad's matmul."""
-    from minigrad import threads
+    from minigrad.kernels import threads
 
     recorded = record_products(cfg)
     times = []
@@ -429,7 +429,7 @@ def _child(library, size, steps, warmup, check_path):
 
 
 # The children run as plain processes: no allocator settings from outside. minigrad sets glibc's
-# malloc for itself on import (minigrad/allocator.py); --minigrad-malloc-default turns that off in
+# malloc for itself on import (minigrad/kernels/allocator.py); --minigrad-malloc-default turns that off in
 # minigrad's processes, to show what it is worth. Variables that would tune malloc for every library
 # are dropped from the children's environment, so that none of them runs a process no user runs.
 OUTSIDE_MALLOC_TUNING = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_ARENA_MAX",

@@ -6,7 +6,7 @@
 
 Each run is `python benchmarks/user_gpt.py --library L --size S --attention A`, started the way a
 user starts a script: nothing set from outside (the variables that would tune glibc's malloc are
-dropped from its environment; minigrad sets its own on import, see minigrad/allocator.py), threads
+dropped from its environment; minigrad sets its own on import, see minigrad/kernels/allocator.py), threads
 left to each library's default. The libraries alternate within each round, so that the machine's
 drift hits both alike, and each figure is the median over the rounds.
 

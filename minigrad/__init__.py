@@ -13,7 +13,7 @@ CPU-only NumPy library: random.py (Generator), serialization.py (save/load), amp
 cpu/, compiler.py, jit.py, onnx.py, distributed.py; import_alias.py lets code bind `torch` to minigrad and import
 `torch.nn` and friends.
 """
-from . import allocator
+from .kernels import allocator
 
 allocator.tune_on_import()  # glibc keeps freed memory for the next step's arrays; MINIGRAD_MALLOC=default: off
 from .creation import (
@@ -35,21 +35,30 @@ from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops import (
-    abs, amax, amin, argmax, argmin, cat, chunk, clamp, clone, exp, flatten, log, log_softmax, masked_fill,
-    matmul, max, maximum, mean, min, minimum, narrow, permute, relu, reshape, sigmoid, softmax, split, sqrt,
-    squeeze, stack, sum, tanh, transpose, tril, triu, unsqueeze, var, where,
+    abs, amax, amin, argmax, argmin, cat, chunk, clamp, clone, exp, flatten, log, masked_fill,
+    matmul, max, maximum, mean, min, minimum, narrow, permute, relu, reshape, split, sqrt,
+    squeeze, stack, sum, tanh, transpose, tril, triu, unsqueeze, where,
 )
 from .ops import (  # the wider torch.* surface: tests/test_ops_torch_surface.py
     all, allclose, any, argsort, bmm, cos, cumsum, einsum, equal, erf, flip, gather, index_fill, index_select,
-    isclose, isinf, isnan, logsumexp, masked_select, mm, nonzero, norm, outer, pow, prod, repeat_interleave,
-    roll, rsqrt, scatter, scatter_add, sin, sort, std, topk, unbind,
+    isclose, isinf, isnan, masked_select, mm, nonzero, norm, outer, pow, prod, repeat_interleave,
+    roll, rsqrt, scatter, scatter_add, sin, sort, topk, unbind,
 )
+from .composites.activations import sigmoid
+from . import numpy_protocol  # noqa: F401  (interim: installs NumPy's protocols on Tensor)
+import sys as _sys; _tensor_module = _sys.modules[__name__ + ".tensor"]
+from .composites import activations as _a, softmax as _s, statistics as _st
+_tensor_module._activations, _tensor_module._softmax, _tensor_module._statistics = _a, _s, _st
+from .composites.softmax import log_softmax, logsumexp, softmax
+from .composites.statistics import std, var
+from .kernels import activations, layer_norm, linear, losses, softmax as _softmax_kernels, statistics  # noqa: F401
+# (importing the kernels registers each for its composite: minigrad/composites/__init__.py)
 from .random import manual_seed, multinomial
 from .random import (  # Generator objects and the default generator's state, as torch.*
     Generator, get_rng_state, initial_seed, seed, set_rng_state,
 )
 from .random import default_generator_object as default_generator
-from .threads import get_num_threads, set_num_threads
+from .kernels.threads import get_num_threads, set_num_threads
 from .serialization import CheckpointError, load, save
 from . import autograd, nn, optim, utils
 # What PyTorch training code touches besides the math (each module says what it does on minigrad):

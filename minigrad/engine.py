@@ -4,22 +4,24 @@ The walk is iterative (a 100,000-op chain needs no recursion), visits each tenso
 diamonds), and adds up the gradients of a tensor used more than once. Inside the engine gradients
 are plain NumPy arrays; only a leaf's `.grad` is wrapped in a Tensor, which has no history. With
 create_graph=True the same walk carries Tensors instead and records every op's backward, so the
-gradients have a history of their own (minigrad/higher_order.py).
+gradients have a history of their own (Function.backward_recorded).
 """
 import numpy as np
 
 from . import anomaly, grad_mode
 from .errors import ShapeError
+from .tensor import Tensor
 
 # Set by minigrad.viz.trace_backward(): called as _trace(node, output, grad, input_grads) for each op
 # the walk visits. None otherwise, which costs one check per node.
 _trace = None
 
 
-def topological_order(root):
+def topological_order(root, stop=None):
     """Tensors reachable from `root` through grad_fn, each after every tensor computed from it.
 
-    Depth-first with an explicit stack of (tensor, children_done) pairs; root comes first.
+    Depth-first with an explicit stack of (tensor, children_done) pairs; root comes first. The walk
+    does not go past a tensor whose id is in `stop` (the inputs of autograd.grad).
     """
     order = []
     visited = set()
@@ -33,7 +35,7 @@ def topological_order(root):
             continue
         visited.add(id(tensor))
         stack.append((tensor, True))
-        if tensor.grad_fn is not None:
+        if tensor.grad_fn is not None and (stop is None or id(tensor) not in stop):
             for parent in recorded_parents(tensor.grad_fn):
                 if parent is not None and id(parent) not in visited:
                     stack.append((parent, False))
@@ -70,7 +72,8 @@ def sum_to_shape(grad, shape, op_name="backward"):
     """Sum a broadcast gradient back to `shape`: the one place broadcasting is undone.
 
     y = broadcast(x) copies each element of x to several places of y, so dL/dx is the sum of dL/dy
-    over those places: over the leading axes x lacks and over the axes where x has size 1.
+    over those places: over the leading axes x lacks and over the axes where x has size 1. The same
+    lines serve an array (first order) and a Tensor (recorded: a Sum in the gradient's graph).
     """
     if grad.shape == shape:
         return grad
@@ -110,8 +113,6 @@ def register_hook(tensor, hook):
 def run_hooks(tensor, grad):
     """Pass the gradient through the tensor's hooks, in order: as a Tensor without history, or in a
     recorded walk (create_graph=True) as the gradient Tensor itself, whose graph a hook may extend."""
-    from .tensor import Tensor
-
     recorded = isinstance(grad, Tensor)
     for hook in list(tensor._hooks.values()):
         result = hook(grad if recorded else Tensor._make(grad))
@@ -139,11 +140,11 @@ def run_hooks(tensor, grad):
     return grad
 
 
-def root_gradient(op, out, gradient, what="the tensor"):
-    """The array backward starts from at `out`: `gradient` checked against it, or ones when `out` has
-    one element (dL/dL = 1). One place for Tensor.backward, autograd.backward and autograd.grad."""
-    from .tensor import Tensor
-
+def root_gradient(op, out, gradient, what="the tensor", create_graph=False):
+    """The gradient backward starts from at `out`: `gradient` checked against it, or ones when `out`
+    has one element (dL/dL = 1). An array for a first-order walk; for a recorded one a Tensor (a given
+    one is kept as it is: it may require grad itself, as in gradgradcheck). One place for
+    Tensor.backward, autograd.backward and autograd.grad."""
     if not out.requires_grad:
         raise RuntimeError(
             f"{op}: {what} does not require grad and has no grad_fn "
@@ -155,33 +156,40 @@ def root_gradient(op, out, gradient, what="the tensor"):
                 f"{op}: grad can be implicitly created only for outputs with one element, {what} has shape "
                 f"{out.shape}; pass its gradient"
             )
-        return np.ones(out.shape, dtype=out.dtype)
-    gradient = gradient._array if isinstance(gradient, Tensor) else np.asarray(gradient)
-    if gradient.shape != out.shape:
-        raise RuntimeError(f"{op}: the gradient has shape {gradient.shape}, but {what} has shape {out.shape}")
-    return gradient.astype(out.dtype, copy=False)
+        ones = np.ones(out.shape, dtype=out.dtype)
+        return Tensor._make(ones) if create_graph else ones
+    given = gradient._array if isinstance(gradient, Tensor) else np.asarray(gradient)
+    if given.shape != out.shape:
+        raise RuntimeError(f"{op}: the gradient has shape {given.shape}, but {what} has shape {out.shape}")
+    if not create_graph:
+        return given.astype(out.dtype, copy=False)
+    if not isinstance(gradient, Tensor):
+        return Tensor._make(given.astype(out.dtype, copy=False))
+    return gradient if gradient.dtype == out.dtype else gradient.to(out.dtype)
 
 
-def backward(root, gradient, retain_graph=False, create_graph=False):
-    """Accumulate d(root)/d(leaf) * gradient into `.grad` of every leaf that requires grad.
+def backward(root, gradient, retain_graph=False, create_graph=False, inputs=None):
+    """Accumulate d(root)/d(leaf) * gradient into `.grad` of every leaf that requires grad; or, given
+    `inputs`, return the partial derivatives d(root)/d(input) * gradient, each input taken as an
+    independent variable (None where root does not depend on it): the walk stops at the inputs and
+    changes no `.grad`. (A kernel's recorded backward needs exactly these: replay_composite.)
 
     create_graph=False: gradients are NumPy arrays, each op's backward runs on arrays, nothing is
     recorded. create_graph=True: `gradient` is a Tensor, the walk runs each op's backward on Tensors
-    with grad mode on (minigrad/higher_order.py), and the `.grad` it leaves has a graph of its own.
+    with grad mode on (Function.backward_recorded), and the gradients have a graph of their own.
     """
     if create_graph:
         with grad_mode.enable_grad():  # as PyTorch: create_graph records even inside no_grad
-            return _walk(root, gradient, retain_graph, True)
-    return _walk(root, gradient, retain_graph, False)
+            return _walk(root, gradient, retain_graph, True, inputs)
+    return _walk(root, gradient, retain_graph, False, inputs)
 
 
-def _walk(root, gradient, retain_graph, create_graph):
-    from .tensor import Tensor
-
-    order = topological_order(root)
+def _walk(root, gradient, retain_graph, create_graph, inputs):
+    stop = None if inputs is None else {id(t) for t in inputs}
+    order = topological_order(root, stop)
     for tensor in order:  # checked before any work, so a refused backward changes no .grad
         node = tensor.grad_fn
-        if node is None:
+        if node is None or (stop is not None and id(tensor) in stop):
             continue
         if node.freed:
             raise RuntimeError(
@@ -191,8 +199,6 @@ def _walk(root, gradient, retain_graph, create_graph):
             )
         if node._saved_versions or node._saved_output is not None:
             node.check_saved_versions()
-    if create_graph:
-        from . import higher_order
     checking = anomaly._AnomalyMode.enabled
     grads = {id(root): gradient}
     finished = []  # (tensor, gradient) for .grad, stored only once the whole walk has succeeded
@@ -202,15 +208,21 @@ def _walk(root, gradient, retain_graph, create_graph):
             continue
         if tensor._hooks:  # every contribution has arrived (topological order): the gradient is complete
             grad = run_hooks(tensor, grad)
-        node = tensor.grad_fn
-        if node is None:
-            finished.append((tensor, grad))
-        elif tensor._retains_grad:  # a copy: the node's backward below receives this same array
-            finished.append((tensor, grad if create_graph else np.array(grad, copy=True)))
+        if stop is not None:
+            if id(tensor) in stop:
+                finished.append((tensor, grad))
+                continue
+            node = tensor.grad_fn
+        else:
+            node = tensor.grad_fn
+            if node is None:
+                finished.append((tensor, grad))
+            elif tensor._retains_grad:  # a copy: the node's backward below receives this same array
+                finished.append((tensor, grad if create_graph else np.array(grad, copy=True)))
         if node is None:
             continue
         if create_graph:
-            input_grads = higher_order.node_backward(node, tensor, grad)
+            input_grads = _recorded_backward(node, tensor, grad)
         else:
             input_grads = type(node).backward(node, grad)
             if not isinstance(input_grads, tuple):
@@ -231,14 +243,14 @@ def _walk(root, gradient, retain_graph, create_graph):
             if parent is None or parent_grad is None:
                 continue
             if create_graph:
-                parent_grad = higher_order.fit_to_input(parent_grad, parent, node.op_name)
-            else:
-                if type(parent_grad) is not np.ndarray:
-                    parent_grad = np.asarray(parent_grad)
-                if parent_grad.shape != parent._array.shape:
-                    parent_grad = sum_to_shape(parent_grad, parent._array.shape, node.op_name + ".backward")
-                if parent_grad.dtype != parent._array.dtype:
-                    parent_grad = parent_grad.astype(parent._array.dtype)
+                if not isinstance(parent_grad, Tensor):  # a formula's constant (an array or a number)
+                    parent_grad = Tensor._make(np.asarray(parent_grad))
+            elif type(parent_grad) is not np.ndarray:
+                parent_grad = np.asarray(parent_grad)
+            if parent_grad.shape != parent._array.shape:
+                parent_grad = sum_to_shape(parent_grad, parent._array.shape, node.op_name + ".backward")
+            if parent_grad.dtype != parent._array.dtype:
+                parent_grad = parent_grad.to(parent.dtype) if create_graph else parent_grad.astype(parent.dtype)
             key = id(parent)
             if key in grads:
                 grads[key] = grads[key] + parent_grad
@@ -246,14 +258,31 @@ def _walk(root, gradient, retain_graph, create_graph):
                 grads[key] = parent_grad
         if not retain_graph:
             node.release()
+    if stop is not None:
+        found = {id(t): g for t, g in finished}
+        return [_as_gradient(found.get(id(t)), create_graph) for t in inputs]
     for tensor, grad in finished:
         if create_graph:
             _accumulate_recorded(tensor, grad)
         else:
-            _accumulate(tensor, grad, Tensor)
+            _accumulate(tensor, grad)
 
 
-def _accumulate(tensor, grad, Tensor):
+def _recorded_backward(node, output, grad):
+    """`node`'s backward on Tensors, recorded: one gradient (Tensor, number or None) per input."""
+    result = node.backward_recorded(output, grad)  # (Function.backward_recorded)
+    return result if isinstance(result, tuple) else (result,)
+
+
+def _as_gradient(grad, create_graph):
+    """A gradient returned by backward(..., inputs=...): a Tensor (a copy of the engine's array, which
+    other tensors may share), or None."""
+    if grad is None or create_graph:
+        return grad
+    return Tensor._make(np.array(grad, copy=True))
+
+
+def _accumulate(tensor, grad):
     """tensor.grad += grad; the first gradient is copied, since `grad` may be shared with other tensors."""
     if tensor.grad is None:
         tensor.grad = Tensor._make(np.array(grad, dtype=tensor._array.dtype, copy=True))

@@ -12,3 +12,8 @@ class ShapeError(ValueError, RuntimeError):
 class DtypeError(TypeError, RuntimeError):
     """A value whose dtype an operation cannot take (int_tensor += 0.5): RuntimeError as in PyTorch,
     and TypeError, the Python convention for a value of the wrong type."""
+
+
+class NoGraphFormula(TypeError):
+    """A NumPy function met a Tensor in the graph and minigrad has no op to record it (a backward formula
+    that would leave the graph: minigrad/numpy_protocol.py)."""

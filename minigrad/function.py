@@ -35,7 +35,8 @@ import weakref
 
 import numpy as np
 
-from . import anomaly, grad_mode
+from . import anomaly, engine, grad_mode
+from .errors import NoGraphFormula
 from .tensor import Tensor
 
 # Set by minigrad.viz while it records a forward pass (which module each op ran in, and for gradient
@@ -79,7 +80,16 @@ class Function:
     # An op whose output may be a view of its first input (reshape, transpose, x[1:], ...): the output
     # then shares that input's storage and version counter, and backward checks the input is unchanged.
     returns_view = False
+    # A kernel (minigrad/kernels/): the composition of primitives it stands in for, which defines its
+    # value and every derivative; its backward is a fast first-order shortcut (minigrad/composites/).
+    composite = None
+
+    @staticmethod
+    def handles(*args, **kwargs):
+        """For a kernel: whether it computes these arguments (else the composition runs). All, by default."""
+        return True
     _viewed = None  # the input this node's output is a view of (see _become_view)
+    _args = _kwargs = None  # a kernel's arguments, for replay_composite
     op_class = None  # on a node class (node_class): the op it records
 
     def __init__(self):
@@ -140,25 +150,41 @@ class Function:
         raise NotImplementedError("a Function subclass must define backward(ctx, grad)")
 
     def backward_recorded(self, output, grad):
-        """This node's backward on Tensors, recorded, for create_graph=True (minigrad/higher_order.py).
+        """This node's backward on Tensors, recorded, for create_graph=True.
 
-        A built-in op runs its own formula on the Tensors its forward saw. A user's array-level op has
-        only an array backward: its gradients come out once differentiable, and differentiating them
-        again raises (write it as minigrad.autograd.Function, with Tensor ops, to go further)."""
-        from . import higher_order
-
+        A primitive runs its one formula (`backward`) on the Tensors its forward saw (`lift`): NumPy
+        hands the formula's np.* calls on Tensors to minigrad's ops (minigrad/numpy_protocol.py). A
+        kernel differentiates the composition it stands in for (`replay_composite`). A user's
+        array-level op has only an array backward: its gradients come out once differentiable."""
         op = self.op_class or type(self)
+        if op.composite is not None:
+            return replay_composite(self, grad)
         if op.__module__.startswith("minigrad."):
-            return higher_order.run_formula(self, output, grad)
+            saved = self.saved_tensors
+            self.saved_tensors = lift(self, saved, output)
+            try:
+                return op.backward(self, grad)
+            except NoGraphFormula as error:
+                raise RuntimeError(
+                    f"{self.op_name} ({self.name()}): its backward cannot be differentiated: {error}. Write the "
+                    "formula with NumPy functions minigrad records, or minigrad's own ops."
+                ) from error
+            finally:
+                self.saved_tensors = saved
         result = op.backward(self, grad._array)
         result = result if isinstance(result, tuple) else (result,)
         who = f"{op.__name__} (an array-level minigrad.function.Function, whose backward runs on NumPy arrays)"
-        return tuple(None if g is None else higher_order.once_differentiable_result(g, who) for g in result)
+        return tuple(None if g is None else once_differentiable_result(g, who) for g in result)
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        """Run forward on the arrays inside `args` and, if any input needs a gradient, record the node."""
+        """Run forward on the arrays inside `args` and, if any input needs a gradient, record the node.
+
+        Given no Tensor at all (a backward formula running at first order on arrays), it is forward
+        alone: arrays in, an array out, nothing recorded."""
         ctx = node_class(cls)()
+        if not any(type(a) is Tensor or isinstance(a, Tensor) for a in args):
+            return cls.forward(ctx, *args, **kwargs)
         arrays = []
         parents = []
         any_grad = False
@@ -205,6 +231,11 @@ class Function:
             ctx._inputs = None
             if ctx.saved_tensors and any(a is out for a in ctx.saved_tensors):
                 ctx._saved_output = (weakref.ref(result), result._version)
+            if cls.composite is not None:  # what a recorded backward replays the composition on
+                ctx._args, ctx._kwargs = args, kwargs
+                seen = {id(t) for t, _ in ctx._saved_versions}
+                ctx._saved_versions += tuple((t, t._version) for t in args
+                                             if isinstance(t, Tensor) and id(t) not in seen)
             result.grad_fn = ctx
             result.requires_grad = True
         return result
@@ -216,6 +247,7 @@ class Function:
         self._saved_versions = ()  # these hold the saved inputs' Tensors: let them go too
         self._saved_output = None
         self._viewed = None
+        self._args = self._kwargs = None
         self.freed = True
 
 
@@ -237,3 +269,95 @@ def _become_view(view, base, node):
     if node is not None:
         node._saved_versions = node._saved_versions + ((base, base._version),)
         node._viewed = base
+
+
+# ---- the recorded backward (create_graph=True) ----------------------------------------------------
+def lift(node, saved, output):
+    """node's saved arrays as the Tensors they came from, so that its formula, run on them, is recorded:
+
+        the array of an input that requires grad      ->  that input (the gradient's graph reaches it)
+        the array of the output                       ->  the output (whose own node leads to the inputs)
+        an input that needs no gradient, an integer
+        or boolean array (indices, masks)             ->  a constant
+        anything else the forward computed            ->  refused: the formula must recompute it
+
+    A value the forward computed would enter the gradient's graph as a constant and silently lose the
+    terms of the second derivative that flow through it (PyTorch's pitfall, pytorch#76185). An array is
+    matched to the input at whose position forward received it (apply notes their ids), not by
+    comparing with the inputs' arrays now: x and x.detach() share one array, and only the first is in
+    the graph.
+    """
+    position = {i: k for k, i in enumerate(getattr(node, "_input_ids", ())) if i is not None}
+    parents = node.parents
+    lifted = []
+    for a in saved:
+        if isinstance(a, np.generic) and a.dtype.kind == "f":
+            a = np.asarray(a)  # a 0-d value NumPy gave as a scalar: judged as the array it stands for
+        if not isinstance(a, np.ndarray):
+            lifted.append(a)
+            continue
+        k = position.get(id(a))
+        if k is not None:
+            lifted.append(parents[k] if parents[k] is not None else Tensor._make(a))
+        elif a is output._array:
+            lifted.append(output)
+        elif a.dtype.kind != "f":
+            lifted.append(Tensor._make(a))
+        else:
+            raise RuntimeError(
+                f"{node.op_name} ({node.name()}): its backward cannot be differentiated: it reads a value its "
+                f"forward computed (an array of shape {a.shape}), which would enter the gradient's graph as a "
+                f"constant and lose the terms of the second derivative that flow through it. {node.op_name} "
+                "must save its inputs or output and recompute the rest in its formula."
+            )
+    for name, value in vars(node).items():
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not any(value is a for a in saved):
+            raise RuntimeError(
+                f"{node.op_name} ({node.name()}): its backward cannot be differentiated: it keeps a float array "
+                f"in ctx.{name} (shape {value.shape}), outside save_for_backward, which would enter the "
+                "gradient's graph as a constant."
+            )
+    return tuple(lifted)
+
+
+def replay_composite(node, grad):
+    """A kernel's backward, recorded: the composition it stands in for, run again on the same inputs
+    and differentiated by the engine with create_graph=True, so that every higher derivative is the
+    composition's own. One gradient per positional input (an input passed twice gets it once)."""
+    op = node.op_class or type(node)
+    args = [p if p is not None else a for p, a in zip(node.parents, node._args)]  # parents: as recorded
+    with grad_mode.enable_grad():
+        out = op.composite(*args, **node._kwargs)
+    inputs, seen = [], set()
+    for p in node.parents:
+        if p is not None and id(p) not in seen:
+            seen.add(id(p))
+            inputs.append(p)
+    # retain_graph: the recorded gradients read the replay's own values (its nodes are in their graph)
+    grads = dict(zip(map(id, inputs), engine.backward(out, grad, retain_graph=True, create_graph=True, inputs=inputs)))
+    return tuple(None if p is None else grads.pop(id(p), None) for p in node.parents)
+
+
+class OnceDifferentiable(Function):
+    """The node under a gradient that was computed outside the graph: differentiating it raises, naming
+    the op (PyTorch's @once_differentiable), instead of silently giving zero."""
+
+    who = "this op"
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            f"{ctx.who}: trying to differentiate twice a function whose backward is once differentiable: its "
+            "gradient was computed outside the graph, so its own derivative is not known"
+        )
+
+
+def once_differentiable_result(value, who):
+    """`value` (a gradient computed without a graph) as a Tensor whose OnceDifferentiable node raises
+    when a higher-order backward reaches it."""
+    out = Tensor._make(value._array if isinstance(value, Tensor) else np.asarray(value))
+    node = node_class(OnceDifferentiable)()
+    node.who = who
+    out.grad_fn = node
+    out.requires_grad = True
+    return out

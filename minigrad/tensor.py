@@ -129,6 +129,15 @@ def _category_error(op, result_dtype, dtype):
     )
 
 
+def _numpy_names(op, dim, keepdim, axis, keepdims):
+    """dim and keepdim from PyTorch's names or NumPy's (axis, keepdims), which PyTorch accepts as aliases."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{op}: got both dim and its alias axis")
+        dim = axis
+    return dim, keepdim if keepdims is None else keepdims
+
+
 def _broadcasts_to(shape, target):
     try:
         return np.broadcast_shapes(shape, target) == tuple(target)
@@ -898,7 +907,7 @@ class Tensor:
         return _ops.tanh(self)
 
     def sigmoid(self):
-        return _ops.sigmoid(self)
+        return _activations.sigmoid(self)
 
     def relu(self):
         return _ops.relu(self)
@@ -912,14 +921,18 @@ class Tensor:
     clip = clamp
 
     # ---- reductions -------------------------------------------------------------------------
-    def sum(self, dim=None, keepdim=False, *, dtype=None):
+    # axis= and keepdims= are NumPy's names, which PyTorch accepts too: a backward formula written in
+    # NumPy (grad.sum(axis=..., keepdims=True)) then runs on Tensors as it is (numpy_protocol.py)
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+        dim, keepdim = _numpy_names("sum", dim, keepdim, axis, keepdims)
         return _ops.sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim=None, keepdim=False):
+    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        dim, keepdim = _numpy_names("mean", dim, keepdim, axis, keepdims)
         return _ops.mean(self, dim, keepdim)
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return _ops.var(self, dim, unbiased, keepdim, correction=correction)
+        return _statistics.var(self, dim, unbiased, keepdim, correction=correction)
 
     def amax(self, dim=(), keepdim=False):
         return _ops.amax(self, dim, keepdim)
@@ -940,10 +953,10 @@ class Tensor:
         return _ops.argmin(self, dim, keepdim)
 
     def softmax(self, dim):
-        return _ops.softmax(self, dim)
+        return _softmax.softmax(self, dim)
 
     def log_softmax(self, dim):
-        return _ops.log_softmax(self, dim)
+        return _softmax.log_softmax(self, dim)
 
     # ---- shape ------------------------------------------------------------------------------
     def reshape(self, *shape):
@@ -1061,13 +1074,13 @@ class Tensor:
         return _ops.isinf(self)
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        return _ops.std(self, dim, unbiased, keepdim, correction=correction)
+        return _statistics.std(self, dim, unbiased, keepdim, correction=correction)
 
     def prod(self, dim=None, keepdim=False, *, dtype=None):
         return _ops.prod(self, dim, keepdim, dtype=dtype)
 
     def logsumexp(self, dim, keepdim=False):
-        return _ops.logsumexp(self, dim, keepdim)
+        return _softmax.logsumexp(self, dim, keepdim)
 
     def cumsum(self, dim, *, dtype=None):
         return _ops.cumsum(self, dim, dtype=dtype)

@@ -1,4 +1,4 @@
-"""minigrad sets glibc's malloc to keep freed memory on import (minigrad/allocator.py): it takes,
+"""minigrad sets glibc's malloc to keep freed memory on import (minigrad/kernels/allocator.py): it takes,
 the environment can turn it off or take precedence, and it does what it is for (fewer page faults)."""
 import os
 import platform

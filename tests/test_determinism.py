@@ -1,5 +1,5 @@
 """A seeded training run gives the same bits whatever the threads: BLAS's from the environment, or
-minigrad's own (mg.set_num_threads). See minigrad/threads.py for why that holds by construction."""
+minigrad's own (mg.set_num_threads). See minigrad/kernels/threads.py for why that holds by construction."""
 import os
 import subprocess
 import sys
@@ -11,7 +11,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 import minigrad as mg
-from minigrad import threads
+from minigrad.kernels import threads
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = 12
@@ -20,7 +20,7 @@ STEPS = 12
 # The copy model's products are too small to be cut into blocks by default; these runs cut every
 # product of 2^14 multiply-adds or more, so that the worker threads do take part in the training.
 # ONLY_IDLE_CORES off: the workers take part even if something else keeps the cores busy meanwhile.
-SMALL_BLOCKS = "from minigrad import threads; threads.MACS_PER_BLOCK = 2**13; threads.ONLY_IDLE_CORES = False; "
+SMALL_BLOCKS = "from minigrad.kernels import threads; threads.MACS_PER_BLOCK = 2**13; threads.ONLY_IDLE_CORES = False; "
 
 
 def _train(out, env=None, num_threads=None):

@@ -19,7 +19,7 @@ import minigrad.nn.functional as F
 import minigrad.ops
 from minigrad import engine, nn, viz
 from minigrad.function import Function
-from minigrad.ops.softmax import Softmax
+from minigrad.kernels.softmax import Softmax
 from minigrad.viz.formulas import formulas
 from minigrad.viz.summaries import MASKED, heatmap
 from minigrad_models.training import Trainer

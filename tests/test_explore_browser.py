@@ -16,7 +16,7 @@ import pytest
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import engine, viz
-from minigrad.ops.softmax import Softmax
+from minigrad.kernels.softmax import Softmax
 from minigrad.viz.formulas import formulas
 from minigrad_models.training import Trainer
 from test_explore import BadScale, ScaledMLP
@@ -107,7 +107,7 @@ def test_open_a_module_down_to_the_softmax_of_an_attention_block(browser, copy_p
     assert text.startswith("Softmax")
     assert "module encoder.layers.0.self_attn" in text
 
-    # the formula: the very comment that opens Softmax.backward in minigrad/ops/softmax.py
+    # the formula: the very comment that opens Softmax.backward in minigrad/kernels/softmax.py
     source_comment = next(line.strip().lstrip("# ") for line in formulas(Softmax).backward_source.splitlines()
                           if line.strip().startswith("#"))
     formula = panel(browser).find_element(By.CSS_SELECTOR, ".formula-backward .mono").text

@@ -406,9 +406,22 @@ class NumpyBackwardExp(mg.Function):
         return np.exp(x)
 
     @staticmethod
-    def backward(ctx, grad):  # np.exp on what is a Tensor in a recorded walk
+    def backward(ctx, grad):  # np.exp on what is a Tensor in a recorded walk: NumPy hands it to minigrad
         (x,) = ctx.saved_tensors
         return grad * np.exp(x)
+
+
+@_builtin
+class NumpyBackwardCbrt(mg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.cbrt(x)
+
+    @staticmethod
+    def backward(ctx, grad):  # np.cbrt has no minigrad op: a recorded walk cannot follow it
+        (x,) = ctx.saved_tensors
+        return grad / (3 * np.cbrt(x) ** 2)
 
 
 @_builtin
@@ -425,11 +438,20 @@ class SavesIntermediateSquare(mg.Function):
         return grad * twice
 
 
-def test_a_builtin_backward_that_leaves_the_graph_is_refused_with_its_name():
+def test_a_builtin_backward_written_in_numpy_is_differentiated_again():
+    # one formula for every order: np.exp(x) on the Tensor x records minigrad's exp (numpy_protocol.py)
     x = normal(3)
-    NumpyBackwardExp.apply(x).sum().backward()  # first order: fine
-    with pytest.raises(RuntimeError, match="NumpyBackwardExp.*cannot be differentiated.*NumPy"):
-        mg.autograd.grad(NumpyBackwardExp.apply(x).sum(), x, create_graph=True)
+    (g,) = mg.autograd.grad(NumpyBackwardExp.apply(x).sum(), x, create_graph=True)
+    (h,) = mg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(h.numpy(), np.exp(x.detach().numpy()), rtol=1e-12)
+    assert mg.gradgradcheck(NumpyBackwardExp.apply, (x,))
+
+
+def test_a_builtin_backward_that_leaves_the_graph_is_refused_with_its_name():
+    x = mg.tensor(np.array([0.5, 1.5, 2.0]), requires_grad=True)
+    NumpyBackwardCbrt.apply(x).sum().backward()  # first order: fine
+    with pytest.raises(RuntimeError, match="NumpyBackwardCbrt.*cannot be differentiated.*numpy.cbrt"):
+        mg.autograd.grad(NumpyBackwardCbrt.apply(x).sum(), x, create_graph=True)
 
 
 def test_a_builtin_backward_reading_a_forward_intermediate_is_refused():

@@ -72,6 +72,9 @@ CASES = {
     "to float32 and back": (lambda x: x.float().double(), [normal(3)], dict(eps=1e-3, atol=1e-3)),
     "getitem slice": (lambda x: x[1:, ::2], [normal(3, 4)]),
     "getitem repeated ids": (lambda x: x[[0, 2, 0, 0]], [normal(3, 4)]),
+    # the gradient of a read is an IndexAdd (rows added at the places read, twice for a repeated one)
+    "index_add: the gradient of x[[0, 2, 0]]": (
+        lambda x: mg.autograd.grad((x[[0, 2, 0]] ** 3).sum(), x, create_graph=True)[0], [normal(3, 4)]),
     "getitem bool mask": (lambda x: x[np.array([True, False, True])], [normal(3, 4)]),
     "masked_fill": (lambda x: x.masked_fill(np.array([[True, False, False, True]]), 0.5), [normal(3, 4)]),
     "where": (lambda a, b: mg.where(np.array([True, False, True]), a, b), [normal(3), normal(2, 3, seed=1)]),

@@ -1,5 +1,5 @@
 """Softmax sets weights below the smallest normal float to 0 (they slow every product that
-touches them many times over; minigrad/ops/softmax.py) and keeps every weight above it."""
+touches them many times over; minigrad/kernels/softmax.py) and keeps every weight above it."""
 import numpy as np
 
 import minigrad as mg

@@ -65,7 +65,7 @@ def test_decoder_only_training_gradients_match_finite_differences(float64):
 
 def test_wrong_backward_inside_a_model_is_caught(float64):
     """The whole-model check is not vacuous: a layer with a wrong gradient fails it."""
-    from minigrad.ops.normalization import LayerNorm as LayerNormOp
+    from minigrad.kernels.layer_norm import LayerNorm as LayerNormOp
 
     mg.manual_seed(0)
     model = DecoderOnlyLM(GPTConfig(vocab_size=9, d_model=8, num_heads=2, d_ff=16, num_layers=1, dropout=0.0))

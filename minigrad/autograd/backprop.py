@@ -1,11 +1,11 @@
 """autograd.grad and autograd.backward: the engine's backward pass, called with PyTorch's arguments.
 
-create_graph=True runs the recorded walk (minigrad/higher_order.py): the gradients come back as
+create_graph=True runs the recorded walk (Function.backward_recorded): the gradients come back as
 Tensors with a graph, to be differentiated again. retain_graph then defaults to True, as in PyTorch.
 """
 import numpy as np
 
-from .. import engine, higher_order
+from .. import engine
 from ..tensor import Tensor
 
 
@@ -32,8 +32,8 @@ def _gradient_arrays(op, outputs, grad_outputs, create_graph=False):
         grad_outputs = tuple(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"{op}: got {len(grad_outputs)} gradients for {len(outputs)} outputs")
-    start = higher_order.root_gradient if create_graph else engine.root_gradient
-    return [start(op, out, g, f"output {k}") for k, (out, g) in enumerate(zip(outputs, grad_outputs))]
+    return [engine.root_gradient(op, out, g, f"output {k}", create_graph)
+            for k, (out, g) in enumerate(zip(outputs, grad_outputs))]
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None, *,

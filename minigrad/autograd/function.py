@@ -35,8 +35,9 @@ import weakref
 
 import numpy as np
 
-from .. import grad_mode, higher_order
+from .. import grad_mode
 from ..function import Function as PrimitiveFunction
+from ..function import once_differentiable_result
 from ..tensor import Tensor
 
 
@@ -278,7 +279,7 @@ def once_differentiable(backward):
             return result
         who = getattr(backward, "__qualname__", "backward")
         results = result if isinstance(result, tuple) else (result,)
-        wrapped = tuple(higher_order.once_differentiable_result(g, who) if isinstance(g, Tensor) else g
+        wrapped = tuple(once_differentiable_result(g, who) if isinstance(g, Tensor) else g
                         for g in results)
         return wrapped if isinstance(result, tuple) else wrapped[0]
 

@@ -104,7 +104,7 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
             # then zero their weights, so the output is 0 and no gradient (let alone NaN) flows back.
             dead_rows = dead
             scores = scores.masked_fill(dead_rows, 0.0)
-    weights = ops.softmax(scores, dim=-1)
+    weights = F.softmax(scores, dim=-1)
     if dead_rows is not None:
         weights = weights.masked_fill(dead_rows, 0.0)
     if dropout_p > 0.0:

@@ -1,28 +1,25 @@
 """minigrad.nn.functional: the stateless layers and losses, with PyTorch's names and arguments.
 
-The fused kernels live in minigrad/ops/ (linear.py, normalization.py, loss.py, embedding.py,
-activation.py, dropout.py); this module checks the arguments and calls them. Attention is in attention.py.
+This module checks the arguments and calls the composites (minigrad/composites/: linear, layer norm,
+the activations and losses, each with its kernel) and the primitives (embedding, dropout, pad).
+Attention is in attention.py.
 """
 import numpy as np
 
 from .. import ops
 from .. import random as _random
 from ..errors import ShapeError
-from ..ops.activation import GELU
+from ..composites import activations, losses, normalization, softmax as _softmax
+from ..composites.linear import linear as _linear
 from ..ops.dropout import Dropout
 from ..ops.embedding import Embedding
-from ..ops.linear import Linear
-from ..ops.loss import BCEWithLogits, CrossEntropy, KLDivPointwise, NLLLoss
-from ..ops.normalization import LayerNorm
-from ..ops.normalize import Normalize
 from ..ops.pad import ConstantPad
-from ..ops.silu import SiLU
 from ..ops.util import require_floating, result_dtype
 from ..tensor import Tensor
 from .attention import scaled_dot_product_attention, scaled_dot_product_attention_with_weights  # noqa: F401
 
-softmax = ops.softmax
-log_softmax = ops.log_softmax
+softmax = _softmax.softmax
+log_softmax = _softmax.log_softmax
 
 
 def relu(input, inplace=False):
@@ -31,7 +28,7 @@ def relu(input, inplace=False):
 
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
-    return SiLU.apply(input)
+    return activations.silu(input)
 
 
 def tanh(input):
@@ -39,14 +36,11 @@ def tanh(input):
 
 
 def sigmoid(input):
-    return ops.sigmoid(input)
+    return activations.sigmoid(input)
 
 
 def gelu(input, approximate="none"):
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    require_floating(input, "gelu")
-    return GELU.apply(input, approximate)
+    return activations.gelu(input, approximate)
 
 
 def linear(input, weight, bias=None):
@@ -58,7 +52,7 @@ def linear(input, weight, bias=None):
     target = result_dtype(*operands)
     input, weight, bias = (t.to(target) if isinstance(t, Tensor) and t.dtype != target else t
                            for t in (input, weight, bias))
-    return Linear.apply(input, weight, bias)
+    return _linear(input, weight, bias)
 
 
 def embedding(input, weight, padding_idx=None):
@@ -89,7 +83,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise ShapeError(
             f"layer_norm: input of shape {input.shape} does not end in normalized_shape {normalized_shape}"
         )
-    return LayerNorm.apply(input, weight, bias, len(normalized_shape), eps)
+    return normalization.layer_norm(input, weight, bias, len(normalized_shape), eps)
 
 
 def dropout(input, p=0.5, training=True):
@@ -206,8 +200,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if weight is not None:
         loss = _weighted_cross_entropy(input, target_data, weight, ignore_index, reduction, float(label_smoothing))
     else:
-        loss = CrossEntropy.apply(_rows_last(input), target_data.reshape(-1), ignore_index, reduction,
-                                  float(label_smoothing))
+        loss = losses.cross_entropy(_rows_last(input), target_data.reshape(-1), ignore_index, reduction,
+                                    float(label_smoothing))
     if reduction == "none":
         return loss.reshape(()) if squeeze else loss.reshape(expected)
     return loss
@@ -220,7 +214,7 @@ def _weighted_cross_entropy(input, target_data, weight, ignore_index, reduction,
     w = _class_weight("cross_entropy", weight, n_classes, input.dtype)
     logp = _rows_last(input).log_softmax(dim=-1)
     flat_target = target_data.reshape(-1)
-    nll = NLLLoss.apply(logp, flat_target, w, ignore_index, reduction)
+    nll = losses.nll_loss(logp, flat_target, w, ignore_index, reduction)
     if label_smoothing == 0:
         return nll
     keep = (flat_target != ignore_index).astype(input.dtype)
@@ -246,7 +240,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     n_classes = input.shape[1]
     _check_class_range("nll_loss", target_data, n_classes, ignore_index)
     w = _class_weight("nll_loss", weight, n_classes, input.dtype)
-    loss = NLLLoss.apply(_rows_last(input), target_data.reshape(-1), w, ignore_index, reduction)
+    loss = losses.nll_loss(_rows_last(input), target_data.reshape(-1), w, ignore_index, reduction)
     if reduction == "none":
         return loss.reshape(()) if squeeze else loss.reshape(expected)
     return loss
@@ -276,7 +270,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     """
     reduction = _reduction("kl_div", size_average, reduce, reduction, _REDUCTIONS + ("batchmean",))
     _same_shape("kl_div", input, target)
-    loss = KLDivPointwise.apply(input, target, bool(log_target))
+    loss = losses.kl_div_pointwise(input, target, bool(log_target))
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)
@@ -292,7 +286,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     for name, extra in (("weight", weight), ("pos_weight", pos_weight)):
         if extra is not None and not _broadcasts_to(np.shape(extra), input.shape):
             raise ShapeError(f"{op}: {name} of shape {np.shape(extra)} does not broadcast to the input's shape {input.shape}")
-    loss = BCEWithLogits.apply(input, target, pos_weight)
+    loss = losses.binary_cross_entropy_with_logits(input, target, pos_weight)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -343,4 +337,4 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     p = float(p)
     if not p > 0 or p == float("inf"):
         raise ValueError(f"normalize: p must be a positive finite number, got {p}")
-    return Normalize.apply(input, p, ops.normalize_dim(dim, input.ndim, "normalize"), float(eps))
+    return normalization.normalize(input, p, ops.normalize_dim(dim, input.ndim, "normalize"), float(eps))

@@ -1,23 +1,26 @@
-"""The primitive ops, one family per file; each op is a Function with forward and backward adjacent.
+"""The primitive ops, one family per file; each op is a Function whose forward and ONE backward formula
+sit side by side. The formula runs on NumPy arrays at first order and on Tensors, recorded, for
+higher orders (minigrad/numpy_protocol.py says how).
 
     elementwise.py  + - * / ** maximum minimum, comparisons, isclose allclose equal
-    unary.py        exp log sqrt tanh sigmoid relu abs clamp sin cos erf rsqrt, dtype casts, isnan isinf
-    reduction.py    sum mean var std prod logsumexp amax amin max min argmax argmin any all
+    unary.py        exp log sqrt tanh relu abs sign clamp sin cos erf rsqrt, dtype casts, isnan isinf
+    reduction.py    sum mean prod amax amin max min argmax argmin any all
     scan.py         cumsum
     norm.py         vector p-norms
     matmul.py       batched, broadcasting matrix product; mm bmm outer
     einsum.py       einsum (its gradient is an einsum too)
     shape.py        reshape transpose permute unsqueeze squeeze expand flatten contiguous clone narrow
     reorder.py      flip roll repeat repeat_interleave
-    indexing.py     x[index], masked_fill, where, tril, triu
+    indexing.py     x[index] and its backward IndexAdd, x[index] = v, masked_fill, where, tril, triu
     gather.py       gather scatter index_select index_fill masked_select nonzero
     sorting.py      sort argsort topk
     join.py         cat stack split chunk unbind
-    softmax.py      softmax log_softmax (fused)
+    embedding.py    rows of a weight by token id
+    dropout.py      x * keep / (1 - p)
+    pad.py          constant padding
 
-The fused kernels behind minigrad.nn.functional: linear.py, normalization.py (layer norm), loss.py
-(cross-entropy), embedding.py, dropout.py, activation.py (GELU); rowwise.py has the fast row
-reductions they share, util.py dim normalisation and dtype promotion.
+util.py holds dim normalisation and dtype promotion; special.py the erf that erf and GELU use. The ops
+built from these (softmax, layer norm, the losses, ...) are in minigrad/composites/.
 """
 from .elementwise import (
     add, allclose, div, eq, equal, ge, gt, isclose, le, logical_and, logical_not, logical_or, lt, maximum,
@@ -34,11 +37,10 @@ from .join import cat, chunk, split, stack, unbind
 from .matmul import bmm, matmul, mm, outer
 from .norm import norm
 from .reduction import all_ as all, any_ as any  # noqa: A004  (PyTorch's names)
-from .reduction import amax, amin, argmax, argmin, logsumexp, max, mean, min, prod, std, sum, var
+from .reduction import amax, amin, argmax, argmin, max, mean, min, prod, sum
 from .reorder import flip, repeat, repeat_interleave, roll
 from .scan import cumsum
 from .shape import clone, contiguous, expand, flatten, narrow, permute, reshape, squeeze, transpose, unsqueeze
-from .softmax import log_softmax, softmax
 from .sorting import argsort, sort, topk
-from .unary import abs, clamp, cos, erf, exp, isinf, isnan, log, relu, rsqrt, sigmoid, sin, sqrt, tanh, to_dtype
+from .unary import abs, clamp, cos, erf, exp, isinf, isnan, log, relu, rsqrt, sign, sin, sqrt, tanh, to_dtype
 from .util import normalize_dim, normalize_dims

@@ -25,12 +25,4 @@ class Dropout(Function):
     def backward(ctx, grad):
         # dy/dx = keep / (1 - p): dropped elements get no gradient, kept ones are scaled
         (keep,) = ctx.saved_tensors
-        g = np.multiply(grad, keep)
-        g *= ctx.scale
-        return g, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: keep is a constant (a bool mask), lifted to a Tensor
-        (keep,) = ctx.saved_tensors
-        return grad * keep.to(grad.dtype) * ctx.scale, None, None
+        return grad * keep * ctx.scale, None, None

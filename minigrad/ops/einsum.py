@@ -44,24 +44,6 @@ class Einsum(Function):
             grads.append(partial)
         return tuple(grads)
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same einsums, recorded (the gradient of an einsum is an einsum, at every order)
-        operands = ctx.saved_tensors
-        grads = []
-        for k, operand in enumerate(operands):
-            if not ctx.needs_input_grad[k]:
-                grads.append(None)
-                continue
-            others, kept, missing = _gradient_subscripts(ctx, k)
-            partial = Einsum.apply(grad, *[a for j, a in enumerate(operands) if j != k],
-                                   inputs=(ctx.output, *others), output=kept)
-            if missing:  # summed over this operand alone: the same gradient along those dims
-                for i in missing:
-                    partial = partial.unsqueeze(i)
-                partial = expand(partial, np.broadcast_shapes(partial.shape, operand.shape))
-            grads.append(partial)
-        return tuple(grads)
 
 
 def _gradient_subscripts(ctx, k):

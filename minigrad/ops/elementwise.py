@@ -149,36 +149,18 @@ class Pow(Function):
         # d(a^b)/da = b * a^(b-1), d(a^b)/db = a^b * log(a)
         a, b, out = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        grad_a = None
-        if need_a:
-            # where b == 0, a^b is the constant 1: gradient 0, also at a = 0 (not 0 * 0^-1 = NaN), as PyTorch
-            with np.errstate(divide="ignore", invalid="ignore"):
-                grad_a = grad * np.where(b == 0, 0, b * power(a, b - 1))
-        grad_b = None
-        if need_b:
-            # where a == 0 the term a^b log a has limit 0 (for b > 0); avoid 0 * -inf = nan
-            a = np.asarray(a, dtype=out.dtype)  # a plain-number base would make log(a) float64
-            with np.errstate(divide="ignore", invalid="ignore"):
-                log_a = np.log(np.where(a == 0, 1, a))
-            grad_b = grad * out * log_a
-        return grad_a, grad_b
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded. The special points (b == 0 for dL/da, a == 0 for dL/db) are computed from a
-        # stand-in 1 and then masked out, so no 0 * inf enters the graph and its derivatives
-        a, b, out = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
         grad_a = grad_b = None
         if need_a:
-            b_zero = (b == 0).to(grad.dtype)
-            a_safe = a * (1 - b_zero) + b_zero  # 1 where b == 0
-            grad_a = grad * (b * a_safe ** (b - 1)) * (1 - b_zero)
+            # where b == 0, a^b is the constant 1: gradient 0, also at a = 0 (not 0 * 0^-1 = NaN), as PyTorch;
+            # a stand-in base of 1 there keeps 0 * inf out of this formula and its own derivatives
+            b_zero = b == 0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                grad_a = grad * np.where(b_zero, 0, b * power(np.where(b_zero, 1, a), b - 1))
         if need_b:
-            if not isinstance(a, Tensor):  # a plain-number base: log(a) is a constant
-                a = Tensor._make(np.asarray(a, dtype=out.dtype))
-            a_zero = (a == 0).to(out.dtype)
-            grad_b = grad * out * (a + a_zero).log()  # log(1) = 0 where a == 0
+            # where a == 0 the term a^b log a has limit 0 (for b > 0): log of a stand-in 1 there
+            if not isinstance(a, (np.ndarray, Tensor)):
+                a = np.asarray(a, dtype=out.dtype)  # a plain-number base would make log(a) float64
+            grad_b = grad * out * np.log(np.where(a == 0, 1, a))
         return grad_a, grad_b
 
 
@@ -207,14 +189,6 @@ class PowScalar(Function):
             return np.zeros_like(grad), None
         return grad * (p * power(x, p - 1)), None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded
-        (x,) = ctx.saved_tensors
-        p = ctx.exponent
-        if p == 0:
-            return grad * 0, None
-        return grad * (p * x ** (p - 1)), None
 
 
 class Neg(Function):
@@ -243,15 +217,9 @@ class Maximum(Function):
     def backward(ctx, grad):
         # the larger input gets the gradient; a tie splits it evenly (as PyTorch)
         a, b = ctx.saved_tensors
-        share_a = ((a > b) + 0.5 * (a == b)).astype(grad.dtype)  # 0.5 * bools would be float64
-        return grad * share_a, grad * (1 - share_a)
+        grad_a = np.where(a == b, grad * 0.5, np.where(a > b, grad, 0))
+        return grad_a, grad - grad_a
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: the shares are constant factors
-        a, b = ctx.saved_tensors
-        share_a = (a > b).to(grad.dtype) + 0.5 * (a == b).to(grad.dtype)
-        return grad * share_a, grad * (1 - share_a)
 
 
 class Minimum(Function):
@@ -268,15 +236,9 @@ class Minimum(Function):
     def backward(ctx, grad):
         # the smaller input gets the gradient; a tie splits it evenly (as PyTorch)
         a, b = ctx.saved_tensors
-        share_a = ((a < b) + 0.5 * (a == b)).astype(grad.dtype)  # 0.5 * bools would be float64
-        return grad * share_a, grad * (1 - share_a)
+        grad_a = np.where(a == b, grad * 0.5, np.where(a < b, grad, 0))
+        return grad_a, grad - grad_a
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: the shares are constant factors
-        a, b = ctx.saved_tensors
-        share_a = (a < b).to(grad.dtype) + 0.5 * (a == b).to(grad.dtype)
-        return grad * share_a, grad * (1 - share_a)
 
 
 def add(a, b):

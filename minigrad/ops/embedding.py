@@ -1,15 +1,16 @@
 """Embedding lookup: row i of the weight for token id i."""
+import numpy as np
 
 from ..function import Function
-from .gather import IndexFill, add_at
-from .util import take_grad
+from .gather import IndexFill
+from .indexing import IndexAdd
 
 
 class Embedding(Function):
     @staticmethod
     def forward(ctx, ids, weight, padding_idx):
         # y[n] = W[ids[n]]
-        ctx.save_for_backward(ids)
+        ctx.save_for_backward(ids)  # (so that an in-place change of the ids before backward is caught)
         ctx.weight_shape, ctx.padding_idx = weight.shape, padding_idx
         return weight[ids]
 
@@ -18,16 +19,7 @@ class Embedding(Function):
         # y[n] = W[ids[n]]  =>  dW[i] = sum of g[n] over the n with ids[n] == i (ids repeat: that is
         # the normal case). The padding row gets no gradient, so it stays as it is (zero by default).
         (ids,) = ctx.saved_tensors
-        grad_w = take_grad(grad, ids, 0, ctx.weight_shape)  # ids in [0, vocab): F.embedding checked
-        if ctx.padding_idx is not None:
-            grad_w[ctx.padding_idx] = 0
-        return None, grad_w, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: g[n] added at row ids[n] (a scatter-add), the padding row filled with 0
-        (ids,) = ctx.saved_tensors  # a constant: integers
-        grad_w = add_at(grad, ctx.weight_shape, ids.numpy())
+        grad_w = IndexAdd.apply(grad, ctx.weight_shape, np.asarray(ids))  # (integers: a constant)
         if ctx.padding_idx is not None:
             grad_w = IndexFill.apply(grad_w, ctx.padding_idx, 0)
         return None, grad_w, None

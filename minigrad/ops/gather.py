@@ -4,18 +4,17 @@ index_fill, masked_select, nonzero.
 gather and scatter pair an `index` tensor with the positions it points at. For gather,
 out[i][j] = x[index[i][j]][j] when dim=0 (and so on for other dims); scatter writes the other way,
 out[index[i][j]][j] = src[i][j]. Both are done with one NumPy advanced index, built by `_positions`.
-Backward of a read adds the gradient back at the positions read, with np.add.at (or, for whole
-slices along one dim as index_select reads them, util.take_grad's sorted sums), so an index that
-appears twice receives both contributions. Recorded (create_graph=True), that addition is `add_at`,
-a Scatter with add whose own backward is a Gather: reads and scatter-adds are each other's
-gradients, at every order (indexing and embedding use add_at too).
+Backward of a read adds the gradient back at the positions read (IndexAdd, in indexing.py), so an
+index that appears twice receives both contributions; IndexAdd's own backward is a read again: reads
+and scatter-adds are each other's gradients, at every order.
 """
 import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
-from .util import normalize_dim, refuse_out as _refuse_out, take_axis, take_grad
+from .indexing import IndexAdd
+from .util import normalize_dim, refuse_out as _refuse_out
 
 
 def _index_array(index, op, max_ndim=None):
@@ -73,18 +72,8 @@ class Gather(Function):
     @staticmethod
     def backward(ctx, grad):
         # y = x[positions]  =>  dL/dx gets dL/dy added at each position read (twice if read twice)
-        taken = take_axis(ctx.positions, len(ctx.in_shape))
-        if taken is not None:  # whole slices along one dim (index_select): sorted sums, far faster
-            axis, index = taken
-            return take_grad(grad, index, axis, ctx.in_shape), None
-        out = np.zeros(ctx.in_shape, dtype=grad.dtype)
-        np.add.at(out, ctx.positions, grad)
-        return out, None
+        return IndexAdd.apply(grad, ctx.in_shape, ctx.positions), None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same scatter-add, recorded (its own backward reads grad back at the positions: a gather)
-        return add_at(grad, ctx.in_shape, ctx.positions), None
 
 
 class Scatter(Function):
@@ -107,37 +96,14 @@ class Scatter(Function):
         #   dL/dx = dL/dout, zero where overwritten;  dL/dsrc[i] = dL/dout at the position src[i] went to
         need_x, need_src = ctx.needs_input_grad[:2]
         grad_x = grad_src = None
-        if need_x and ctx.add:
-            grad_x = grad
-        elif need_x:
-            grad_x = grad.copy()
-            grad_x[ctx.positions] = 0
-        if need_src:
-            grad_src = np.zeros(ctx.src_shape, dtype=grad.dtype)
-            grad_src[tuple(slice(0, s) for s in positions_shape(ctx.positions))] = grad[ctx.positions]
-        return grad_x, grad_src, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: dL/dx = grad with 0 scattered over it (unless add), dL/dsrc = gather of grad
-        need_x, need_src = ctx.needs_input_grad[:2]
-        grad_x = grad_src = None
         if need_x:
             grad_x = grad if ctx.add else Scatter.apply(grad, np.zeros((), grad.dtype), ctx.positions, False)
         if need_src:
             grad_src = Gather.apply(grad, ctx.positions)
             if grad_src.shape != ctx.src_shape:  # src larger than the index: its other elements get 0
-                grad_src = add_at(grad_src, ctx.src_shape, tuple(slice(0, s) for s in grad_src.shape))
+                grad_src = IndexAdd.apply(grad_src, ctx.src_shape, tuple(slice(0, s) for s in grad_src.shape))
         return grad_x, grad_src, None, None
 
-
-def add_at(grad, shape, index):
-    """Zeros of `shape` with the Tensor grad added at `index` (any NumPy index; a position given
-    twice gets both): the backward of reading x[index], recorded as a Scatter with add over x's
-    flattened positions, so that its own backward, a Gather of those positions, is recorded too."""
-    flat = np.arange(int(np.prod(shape))).reshape(shape)[index]  # the flat position of each element read
-    zeros = np.zeros(int(np.prod(shape)), dtype=grad.dtype)
-    return Scatter.apply(zeros, grad.reshape(-1), (np.reshape(flat, -1),), True).reshape(shape)
 
 
 def positions_shape(positions):
@@ -157,14 +123,8 @@ class IndexFill(Function):
     @staticmethod
     def backward(ctx, grad):
         # filled places no longer depend on x: their gradient is 0; the rest pass dL/dy through
-        grad = grad.copy()
-        grad[ctx.where] = 0
-        return grad, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: grad with 0 filled in at the same places
         return IndexFill.apply(grad, ctx.where, 0), None, None
+
 
 
 class MaskedSelect(Function):
@@ -179,14 +139,8 @@ class MaskedSelect(Function):
     def backward(ctx, grad):
         # y = the elements of x where mask is True, in order: they get dL/dy back, the rest 0
         # (a broadcast x gets the sum over its copies from the engine's sum_to_shape)
-        out = np.zeros(ctx.shape, dtype=grad.dtype)
-        out[ctx.mask] = grad
-        return out, None
+        return IndexAdd.apply(grad, ctx.shape, ctx.mask), None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: grad put back where the mask is True
-        return add_at(grad, ctx.shape, ctx.mask), None
 
 
 # ---- the functions ------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ import numpy as np
 from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
-from .gather import add_at
 from .util import promote, result_dtype, scalar, shape_of, take_axis, take_grad
 
 
@@ -81,23 +80,32 @@ class GetItem(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        # y = x[index]  =>  dL/dx is zero except at the selected places, which receive dL/dy.
-        # An integer array may select one element twice: np.add.at adds both contributions.
-        taken = take_axis(ctx.index, len(ctx.in_shape)) if ctx.advanced else None
-        if taken is not None:  # x[idx], x[:, idx]: whole slices along one dim, added up far faster
-            axis, index = taken
-            return take_grad(grad, index, axis, ctx.in_shape), None, None
-        out = np.zeros(ctx.in_shape, dtype=grad.dtype)
-        if ctx.advanced:
-            np.add.at(out, ctx.index, grad)
-        else:
-            out[ctx.index] = grad
-        return out, None, None
+        # y = x[index]  =>  dL/dx is zero except at the selected places, which receive dL/dy
+        # (an integer array may select one place twice: it receives both)
+        return IndexAdd.apply(grad, ctx.in_shape, ctx.index), None, None
+
+
+class IndexAdd(Function):
+    """Zeros of `shape` with g added at `index` (any NumPy index): the backward of every read x[index]."""
+
+    node_name = "IndexPutBackward0"  # PyTorch's name for this node
 
     @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: grad added at the places read (a scatter-add, whose backward reads them again)
-        return add_at(grad, ctx.in_shape, ctx.index), None, None
+    def forward(ctx, g, shape, index):
+        # y = 0 of `shape`, then y[index] += g   (a place named twice gets both)
+        ctx.index = index
+        taken = take_axis(index, len(shape))
+        if taken is not None:  # x[idx], x[:, idx]: whole slices along one dim, added up far faster
+            axis, along = taken
+            return take_grad(g, along, axis, shape)
+        out = np.zeros(shape, dtype=g.dtype)
+        np.add.at(out, index, g)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y[index] += g  =>  dL/dg = dL/dy read at index
+        return GetItem.apply(grad, ctx.index, True), None, None
 
 
 class SetItem(Function):
@@ -119,19 +127,16 @@ class SetItem(Function):
     def backward(ctx, grad):
         # the written places no longer depend on x: their gradient is 0; value receives the gradient of
         # the places it was written to (the engine sums it back to value's own shape if it broadcast)
-        grad_x = grad.copy()
-        grad_x[ctx.index] = 0
-        return grad_x, grad[ctx.index], None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: dL/dx = grad with 0 written at index, dL/dvalue = grad[index]
         need_x, need_value = ctx.needs_input_grad[:2]
-        parts = ctx.index if isinstance(ctx.index, tuple) else (ctx.index,)
-        advanced = any(isinstance(part, np.ndarray) for part in parts)
         grad_x = SetItem.apply(grad, np.zeros((), grad.dtype), ctx.index) if need_x else None
-        grad_value = GetItem.apply(grad, ctx.index, advanced) if need_value else None
+        grad_value = GetItem.apply(grad, ctx.index, _is_advanced(ctx.index)) if need_value else None
         return grad_x, grad_value, None
+
+
+def _is_advanced(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(part, np.ndarray) for part in parts)
+
 
 
 class MaskedFill(Function):
@@ -149,12 +154,8 @@ class MaskedFill(Function):
     @staticmethod
     def backward(ctx, grad):
         # filled places no longer depend on x: their gradient is 0; the rest pass dL/dy through
-        return np.where(ctx.mask, 0, grad), None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: grad with the masked places filled with 0
         return MaskedFill.apply(grad, ctx.mask, 0), None, None
+
 
 
 class Where(Function):
@@ -173,15 +174,10 @@ class Where(Function):
     @staticmethod
     def backward(ctx, grad):
         # dL/da = dL/dy where the condition holds, dL/db = dL/dy where it does not
-        c = ctx.condition
-        return None, np.where(c, grad, 0), np.where(c, 0, grad)
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: where(c, grad, 0) and where(c, 0, grad)
         c, (need_a, need_b) = ctx.condition, ctx.needs_input_grad[1:]
         zero = np.zeros((), grad.dtype)
         return None, Where.apply(c, grad, zero) if need_a else None, Where.apply(c, zero, grad) if need_b else None
+
 
 
 class Triangle(Function):
@@ -194,12 +190,8 @@ class Triangle(Function):
     @staticmethod
     def backward(ctx, grad):
         # the kept triangle passes dL/dy through, the zeroed one gets 0
-        return (np.triu if ctx.upper else np.tril)(grad, ctx.diagonal), None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: the same triangle of grad
         return Triangle.apply(grad, ctx.diagonal, ctx.upper), None, None
+
 
 
 def numpy_index(index, shape):

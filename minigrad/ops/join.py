@@ -21,11 +21,6 @@ class Cat(Function):
         # each input receives the slab of dL/dy where its elements landed
         return tuple(np.split(grad, ctx.bounds, axis=ctx.dim))
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same slabs, recorded: slices of grad along dim
-        lead, edges = (slice(None),) * ctx.dim, [0, *ctx.bounds, grad.shape[ctx.dim]]
-        return tuple(getitem(grad, lead + (slice(int(a), int(b)),)) for a, b in zip(edges, edges[1:]))
 
 
 class Stack(Function):

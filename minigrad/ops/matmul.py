@@ -3,7 +3,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
-from ..threads import matmul as blocked_matmul
+from ..kernels.threads import matmul as blocked_matmul
 from .util import promote, refuse_out
 
 
@@ -44,7 +44,7 @@ class MatMul(Function):
             g = g[..., None, :]
         grad_a = grad_b = None
         if need_a:
-            grad_a = blocked_matmul(g, np.swapaxes(b2, -1, -2))
+            grad_a = MatMul.apply(g, np.swapaxes(b2, -1, -2))
             if a.ndim == 1:
                 grad_a = grad_a[..., 0, :]
         if need_b:
@@ -52,30 +52,13 @@ class MatMul(Function):
                 # (..., n, k)^T @ (..., n, m) summed over the batch is one 2-D product:
                 # (k, B*n) @ (B*n, m); avoids a (B, k, m) temporary.
                 k, m = a2.shape[-1], g.shape[-1]
-                grad_b = blocked_matmul(a2.reshape(-1, k).T, g.reshape(-1, m))
+                grad_b = MatMul.apply(np.swapaxes(a2.reshape(-1, k), 0, 1), g.reshape(-1, m))
             else:
-                grad_b = blocked_matmul(np.swapaxes(a2, -1, -2), g)
+                grad_b = MatMul.apply(np.swapaxes(a2, -1, -2), g)
             if b.ndim == 1:
                 grad_b = grad_b[..., 0]
         return grad_a, grad_b
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: dL/dA = dL/dC B^T, dL/dB = A^T dL/dC, with a 1-D operand as a one-row
-        # (a) or one-column (b) matrix
-        a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        a2 = a.unsqueeze(0) if a.ndim == 1 else a
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
-        g = grad.unsqueeze(-1) if b.ndim == 1 else grad
-        g = g.unsqueeze(-2) if a.ndim == 1 else g
-        grad_a = matmul(g, b2.swapaxes(-1, -2)) if need_a else None
-        grad_b = matmul(a2.swapaxes(-1, -2), g) if need_b else None
-        if need_a and a.ndim == 1:
-            grad_a = grad_a.squeeze(-2)
-        if need_b and b.ndim == 1:
-            grad_b = grad_b.squeeze(-1)
-        return grad_a, grad_b
 
 
 def matmul(a, b):

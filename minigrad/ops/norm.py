@@ -8,9 +8,8 @@ import math
 import numpy as np
 
 from ..function import Function
-from .reduction import _unreduce, _unreduced
-from .unary import _sign
-from .rowwise import dot_along
+from .reduction import _unreduce
+from ..kernels.rowwise import dot_along
 from .util import normalize_dims
 
 
@@ -40,59 +39,35 @@ class Norm(Function):
             out = np.abs(x).sum(axis=dims, keepdims=True)
         else:
             out = ((np.abs(x) ** p).sum(axis=dims, keepdims=True)) ** (1.0 / p)
-        ctx.save_for_backward(x, out)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
-        return out if keepdim else np.squeeze(out, axis=dims)
+        y = out if keepdim else np.squeeze(out, axis=dims)
+        ctx.save_for_backward(x, y)
+        return y
 
     @staticmethod
     def backward(ctx, grad):
-        x, out = ctx.saved_tensors
+        x, y = ctx.saved_tensors
         p = ctx.p
         grad = _unreduce(grad, ctx.dims, ctx.keepdim)
-        if p == 2:
-            # d||x|| / dx_i = x_i / ||x||, 0 where ||x|| = 0: the scale grad / ||x|| has the reduced shape,
-            # so setting it to 0 there is cheap, and x * 0 = 0 (every x_i is 0 or too small to square)
-            scale = np.divide(grad, out, out=np.zeros_like(out), where=out != 0)
-            return x * scale, None, None, None
+        norm = _unreduce(y, ctx.dims, ctx.keepdim)
         if p == 0:
-            # the count of nonzeros is piecewise constant
+            # the count of nonzeros is piecewise constant: its derivative is 0
             return np.zeros_like(x), None, None, None
-        sign = np.sign(x)
         if p == 1:
             # d sum|x_i| / dx_i = sign(x_i)
-            return grad * sign, None, None, None
+            return grad * np.sign(x), None, None, None
         if p in (math.inf, -math.inf):
             # the extreme |x_i| gets the gradient with its sign; ties share it evenly (as amax)
-            extreme = np.abs(x) == out
-            count = extreme.sum(axis=ctx.dims, keepdims=True).astype(x.dtype)
-            return grad * sign * extreme / count, None, None, None
-        # d||x||_p / dx_i = sign(x_i) |x_i|^(p-1) / ||x||_p^(p-1), 0 where ||x|| = 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = grad / out ** (p - 1)
-            dx = sign * np.abs(x) ** (p - 1) * scale
-        return np.where(out == 0, 0, dx).astype(x.dtype, copy=False), None, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same formulas, recorded, with ||x|| recomputed from x (it depends on x). Where ||x|| = 0 the
-        # gradient is 0: ||x|| + 1 stands in there, then the result is masked, so no 1/0 enters the graph
-        x = ctx.parents[0]
-        p = ctx.p
-        grad = _unreduced(grad, ctx.dims, ctx.keepdim)
-        if p == 0:
-            return grad * 0 * x, None, None, None  # zeros, still a function of grad and x
-        sign = _sign(x)
-        if p == 1:
-            return grad * sign, None, None, None
-        out = Norm.apply(x, p, ctx.dims, True)
-        if p in (math.inf, -math.inf):
-            extreme = (x.abs() == out).to(x.dtype)
-            return grad * sign * extreme / extreme.sum(ctx.dims, keepdim=True), None, None, None
-        zero = (out == 0).to(x.dtype)
-        scale = grad / (out + zero) ** (p - 1) * (1 - zero)
+            extreme = np.abs(x) == norm
+            ties = np.sum(extreme, axis=ctx.dims, keepdims=True, dtype=x.dtype)
+            return grad * np.sign(x) * extreme / ties, None, None, None
+        # d||x||_p / dx_i = sign(x_i) |x_i|^(p-1) / ||x||_p^(p-1)  (p = 2: x_i / ||x||), 0 where ||x|| = 0.
+        # A stand-in norm of 1 there keeps 1/0 out of this formula and out of its own derivatives.
+        zero = norm == 0
+        scale = np.where(zero, 0, grad / np.where(zero, 1, norm) ** (p - 1))
         if p == 2:
             return x * scale, None, None, None
-        return sign * x.abs() ** (p - 1) * scale, None, None, None
+        return np.sign(x) * np.abs(x) ** (p - 1) * scale, None, None, None
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):

@@ -26,16 +26,6 @@ class ConstantPad(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        # dL/dx = the gradient of the input's region of the output; 0 where x was cropped away
-        inner = grad[ctx.place]
-        if all(s.start == 0 and s.stop == n for s, n in zip(ctx.crop, ctx.input_shape)):
-            return np.ascontiguousarray(inner), None, None
-        grad_x = np.zeros(ctx.input_shape, dtype=grad.dtype)
-        grad_x[ctx.crop] = inner
-        return grad_x, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: padding by the opposite amounts crops what was padded and pads with 0
-        # what was cropped (so the backward of a pad is a pad, at every order)
+        # dL/dx = the gradient of the input's region of the output, 0 where x was cropped away:
+        # padding by the opposite amounts crops what was padded and pads with 0 what was cropped
         return ConstantPad.apply(grad, tuple((-b, -a) for b, a in ctx.widths), 0), None, None

@@ -9,28 +9,19 @@ import numpy as np
 
 from ..function import Function
 from ..tensor import Tensor
-from .join import cat
+from .indexing import IndexAdd
 from .util import normalize_dim, normalize_dims
 
 
 def _unreduce(grad, dims, keepdim):
-    """Give a reduced gradient back the reduced dims as size-1 axes, ready to broadcast."""
-    return grad if keepdim else np.expand_dims(grad, dims)
-
-
-def _unreduced(grad, dims, keepdim):
-    """_unreduce for a gradient that is a Tensor (the recorded walk of create_graph=True)."""
+    """Give a reduced gradient back the reduced dims as size-1 axes, ready to broadcast (an array or
+    a Tensor alike: it is a reshape)."""
     if keepdim:
         return grad
     shape = list(grad.shape)
-    for d in sorted(dims):
+    for d in sorted((dims,) if isinstance(dims, int) else dims):
         shape.insert(d, 1)
     return grad.reshape(shape)
-
-
-def _mask(condition, dtype):
-    """A bool Tensor as 0.0 / 1.0 of `dtype`: a constant factor of a recorded formula (masks have no gradient)."""
-    return condition.to(dtype)
 
 
 class Sum(Function):
@@ -43,13 +34,7 @@ class Sum(Function):
     @staticmethod
     def backward(ctx, grad):
         # y = sum_i x_i  =>  dL/dx_i = dL/dy for every i
-        grad = _unreduce(grad, ctx.dims, ctx.keepdim)
-        return np.broadcast_to(grad, ctx.in_shape), None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: dL/dx = dL/dy expanded over the summed dims
-        return _unreduced(grad, ctx.dims, ctx.keepdim).expand(ctx.in_shape), None, None
+        return np.broadcast_to(_unreduce(grad, ctx.dims, ctx.keepdim), ctx.in_shape), None, None
 
 
 class Mean(Function):
@@ -63,80 +48,7 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, grad):
         # y = (1/n) sum_i x_i  =>  dL/dx_i = dL/dy / n
-        grad = _unreduce(grad, ctx.dims, ctx.keepdim) / ctx.count
-        return np.broadcast_to(grad, ctx.in_shape), None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: dL/dx = dL/dy / n expanded over the averaged dims
-        return (_unreduced(grad, ctx.dims, ctx.keepdim) / ctx.count).expand(ctx.in_shape), None, None
-
-
-class Var(Function):
-    @staticmethod
-    def forward(ctx, x, dims, correction, keepdim):
-        # y = sum_i (x_i - mean)^2 / (n - correction) over dims
-        ctx.dims, ctx.keepdim = dims, keepdim
-        count = int(np.prod([x.shape[d] for d in dims]))
-        ctx.denominator = builtins.max(count - correction, 0)  # this module's max is the op
-        centered = x - x.mean(axis=dims, keepdims=True)
-        ctx.save_for_backward(centered)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (centered * centered).sum(axis=dims, keepdims=keepdim) / ctx.denominator
-
-    @staticmethod
-    def backward(ctx, grad):
-        # y = sum_i (x_i - mean)^2 / (n - correction)  =>  dL/dx_i = dL/dy * 2 (x_i - mean) / (n - correction)
-        # (the mean's own dependence on x_i drops out: sum_i (x_i - mean) = 0)
-        (centered,) = ctx.saved_tensors
-        grad = _unreduce(grad, ctx.dims, ctx.keepdim)
-        scale = 2.0 / ctx.denominator if ctx.denominator else float("inf")  # n <= correction: inf, as PyTorch
-        with np.errstate(invalid="ignore"):
-            return grad * centered * scale, None, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded, with x - mean recomputed from x: it depends on x, and so does the gradient
-        x = ctx.parents[0]
-        centered = x - x.mean(ctx.dims, keepdim=True)
-        scale = 2.0 / ctx.denominator if ctx.denominator else float("inf")
-        return _unreduced(grad, ctx.dims, ctx.keepdim) * centered * scale, None, None, None
-
-
-class Std(Function):
-    @staticmethod
-    def forward(ctx, x, dims, correction, keepdim):
-        # y = sqrt(sum_i (x_i - mean)^2 / (n - correction)) over dims
-        ctx.dims, ctx.keepdim = dims, keepdim
-        count = int(np.prod([x.shape[d] for d in dims]))
-        ctx.denominator = builtins.max(count - correction, 0)
-        centered = x - x.mean(axis=dims, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            std = np.sqrt((centered * centered).sum(axis=dims, keepdims=True) / ctx.denominator)
-        ctx.save_for_backward(centered, std)
-        return std if keepdim else np.squeeze(std, axis=dims)
-
-    @staticmethod
-    def backward(ctx, grad):
-        # y = sqrt(var)  =>  dL/dx_i = dL/dy * (x_i - mean) / ((n - correction) y);
-        # where y = 0 (all values equal) the gradient is 0, as PyTorch
-        centered, std = ctx.saved_tensors
-        grad = _unreduce(grad, ctx.dims, ctx.keepdim)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(std == 0, 0, grad / (std * ctx.denominator)).astype(grad.dtype, copy=False)
-        return scale * centered, None, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded, with x - mean and y recomputed from x. Where y = 0 the gradient is 0: y is
-        # computed there from var + 1 instead (then masked out), so no 1/0 enters the graph's derivatives.
-        x = ctx.parents[0]
-        centered = x - x.mean(ctx.dims, keepdim=True)
-        var = (centered * centered).sum(ctx.dims, keepdim=True) / ctx.denominator
-        zero = _mask(var == 0, x.dtype)
-        std = (var + zero).sqrt()
-        scale = _unreduced(grad, ctx.dims, ctx.keepdim) / (std * ctx.denominator) * (1 - zero)
-        return scale * centered, None, None, None
+        return np.broadcast_to(_unreduce(grad, ctx.dims, ctx.keepdim) / ctx.count, ctx.in_shape), None, None
 
 
 class Prod(Function):
@@ -149,101 +61,52 @@ class Prod(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        # y = prod_j x_j  =>  dy/dx_i = prod_{j != i} x_j, the product of the others. Computed as
-        # (product of those before i) * (product of those after i), never as y / x_i, which fails at 0.
+        # y = prod_j x_j  =>  dy/dx_i = prod_{j != i} x_j, the product of the others, computed as
+        # (product of those before i) * (product of those after i), never as y / x_i, which fails at 0
         (x,) = ctx.saved_tensors
         d = ctx.dim
-        ones = np.ones_like(np.take(x, [0], axis=d))
-        before = np.concatenate([ones, np.cumprod(x, axis=d)], axis=d)
-        before = np.delete(before, -1, axis=d)
-        after = np.flip(np.cumprod(np.flip(x, axis=d), axis=d), axis=d)
-        after = np.delete(np.concatenate([after, ones], axis=d), 0, axis=d)
-        grad = _unreduce(grad, d, ctx.keepdim)
-        return grad * before * after, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same (product of those before i) * (product of those after i), recorded: the running
-        # products in minigrad ops (_cumprod), shifted one place by a 1 at the start
-        x = ctx.parents[0]
-        d = ctx.dim
-        n = x.shape[d]
-        ones = Tensor._make(np.ones(x.shape[:d] + (1,) + x.shape[d + 1:], dtype=x.dtype))
-        before = cat([ones, _cumprod(x, d).narrow(d, 0, n - 1)], d)
-        after = cat([_cumprod(x.flip(d), d).flip(d).narrow(d, 1, n - 1), ones], d)
-        return _unreduced(grad, (d,), ctx.keepdim) * before * after, None, None
+        after = np.flip(_products_before(np.flip(x, axis=d), d), axis=d)
+        return _unreduce(grad, d, ctx.keepdim) * _products_before(x, d) * after, None, None
 
 
-def _cumprod(x, d):
-    """x_0, x_0 x_1, x_0 x_1 x_2, ... along d, in minigrad ops (recorded): log2(n) rounds, each multiplying
-    every running product by the one `shift` places before it (1 where there is none)."""
+def _products_before(x, d):
+    """1, x_0, x_0 x_1, ..., x_0 ... x_{n-2} along d: in log2(n) rounds, each multiplying every running
+    product by the one `shift` places before it (1 where there is none). Plain slicing and products,
+    so it runs on arrays and, recorded, on Tensors."""
     n = x.shape[d]
-    shift = 1
-    while shift < n:
-        ones = Tensor._make(np.ones(x.shape[:d] + (shift,) + x.shape[d + 1:], dtype=x.dtype))
-        x = x * cat([ones, x.narrow(d, 0, n - shift)], d)
-        shift *= 2
-    return x
+    lead = (slice(None),) * d
 
+    def shifted(a, k):  # a moved k places along d, ones coming in at the start
+        return np.concatenate([np.ones_like(a[lead + (slice(0, k),)]), a[lead + (slice(0, n - k),)]], axis=d)
 
-class LogSumExp(Function):
-    node_name = "LogsumexpBackward0"  # PyTorch's name for this node
-
-    @staticmethod
-    def forward(ctx, x, dims, keepdim):
-        # log sum exp(x) = m + log sum exp(x - m), m the maximum: no exp overflows
-        m = np.max(x, axis=dims, keepdims=True, initial=-np.inf)
-        m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)  # all -inf (or inf): shift by 0
-        with np.errstate(divide="ignore"):
-            out = np.log(np.exp(x - m).sum(axis=dims, keepdims=True)) + m
-        ctx.save_for_backward(x, out)
-        ctx.dims, ctx.keepdim = dims, keepdim
-        return out if keepdim else np.squeeze(out, axis=dims)
-
-    @staticmethod
-    def backward(ctx, grad):
-        # dL/dx_i = dL/dy * exp(x_i - y), the softmax of x over dims
-        x, out = ctx.saved_tensors
-        with np.errstate(invalid="ignore"):
-            return _unreduce(grad, ctx.dims, ctx.keepdim) * np.exp(x - out), None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded, with y recomputed from x (y depends on x: the softmax's own derivative)
-        x, _ = ctx.saved_tensors
-        out = LogSumExp.apply(x, ctx.dims, True)
-        return _unreduced(grad, ctx.dims, ctx.keepdim) * (x - out).exp(), None, None
+    out = shifted(x, 1)
+    k = 1
+    while k < n:
+        out = out * shifted(out, k)
+        k *= 2
+    return out
 
 
 class AMax(Function):
-    """max (or min, with negate) over dims; ties share the gradient evenly."""
+    """max (or min, with smallest) over dims; ties share the gradient evenly."""
 
     node_name = "AmaxBackward0"  # PyTorch's name for this node
 
     @staticmethod
     def forward(ctx, x, dims, keepdim, smallest=False):
         # y = max_i x_i over dims (min_i x_i with smallest)
-        out = (x.min if smallest else x.max)(axis=dims, keepdims=True)
-        ctx.save_for_backward(x, out)
+        y = (x.min if smallest else x.max)(axis=dims, keepdims=keepdim)
+        ctx.save_for_backward(x, y)
         ctx.dims, ctx.keepdim = dims, keepdim
-        return out if keepdim else np.squeeze(out, axis=dims)
+        return y
 
     @staticmethod
     def backward(ctx, grad):
         # dL/dx_i = dL/dy / (number of ties) where x_i equals the extreme value, else 0
-        x, out = ctx.saved_tensors
-        is_extreme = x == out
-        ties = is_extreme.sum(axis=ctx.dims, keepdims=True).astype(x.dtype)  # int counts would promote to float64
-        grad = _unreduce(grad, ctx.dims, ctx.keepdim)
-        return grad * is_extreme / ties, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: the share of each element is a constant (0 almost everywhere is its derivative)
-        x, out = ctx.saved_tensors
-        is_extreme = _mask(x == out, grad.dtype)  # out kept its reduced dims (keepdim=True)
-        share = is_extreme / is_extreme.sum(ctx.dims, keepdim=True)
-        return _unreduced(grad, ctx.dims, ctx.keepdim) * share, None, None
+        x, y = ctx.saved_tensors
+        is_extreme = x == _unreduce(y, ctx.dims, ctx.keepdim)
+        ties = np.sum(is_extreme, axis=ctx.dims, keepdims=True, dtype=x.dtype)
+        return _unreduce(grad, ctx.dims, ctx.keepdim) * is_extreme / ties, None, None
 
 
 class MaxAlongDim(Function):
@@ -255,26 +118,21 @@ class MaxAlongDim(Function):
     def forward(ctx, x, indices, dim, keepdim):
         # y = x at indices along dim (the argmax or argmin): y = take_along_dim(x, indices, dim)
         ctx.in_shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
-        ctx.save_for_backward(indices)
-        values = np.take_along_axis(x, indices, axis=dim)
+        ctx.positions = _along(indices, dim)
+        values = x[ctx.positions]
         return values if keepdim else np.squeeze(values, axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
         # dL/dx_i = dL/dy where i is the returned index, else 0
-        (indices,) = ctx.saved_tensors
-        grad = _unreduce(grad, ctx.dim, ctx.keepdim)
-        out = np.zeros(ctx.in_shape, dtype=grad.dtype)
-        np.put_along_axis(out, indices, grad, axis=ctx.dim)
-        return out, None, None, None
+        return IndexAdd.apply(_unreduce(grad, ctx.dim, ctx.keepdim), ctx.in_shape, ctx.positions), None, None, None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: dL/dy times a constant one-hot mask of the returned indices
-        (indices,) = ctx.saved_tensors
-        hit = np.zeros(ctx.in_shape, dtype=grad.dtype)
-        np.put_along_axis(hit, indices.numpy(), 1, axis=ctx.dim)
-        return _unreduced(grad, (ctx.dim,), ctx.keepdim) * Tensor._make(hit), None, None, None
+
+def _along(indices, dim):
+    """The advanced index that reads, along dim, the positions in `indices` (np.take_along_axis's)."""
+    grids = list(np.ogrid[tuple(slice(0, s) for s in indices.shape)])
+    grids[dim] = indices
+    return tuple(grids)
 
 
 _max_result = namedtuple("max", ["values", "indices"])
@@ -302,30 +160,6 @@ def mean(x, dim=None, keepdim=False):
     if x.dtype.kind != "f":
         raise TypeError(f"mean: expects a floating point tensor, got {x.dtype}")
     return Mean.apply(x, normalize_dims(dim, x.ndim, "mean"), keepdim)
-
-
-def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance with Bessel's correction by default (correction=1), as PyTorch.
-
-    As in PyTorch, a bool in dim's place is `unbiased`: x.var(False) is the biased variance.
-    """
-    dims, correction = _spread_args("var", x, dim, unbiased, correction)
-    return Var.apply(x, dims, correction, keepdim)
-
-
-def _spread_args(op, x, dim, unbiased, correction):
-    """(dims, correction) from var/std's PyTorch arguments; a bool in dim's place is `unbiased`."""
-    if x.dtype.kind != "f":
-        raise TypeError(f"{op}: expects a floating point tensor, got {x.dtype}")
-    if isinstance(dim, bool):
-        if unbiased is not None:
-            raise TypeError(f"{op}: got unbiased twice (a bool in place of dim, and unbiased=)")
-        dim, unbiased = None, dim
-    if unbiased is not None and correction is not None:
-        raise ValueError(f"{op}: give either unbiased or correction, not both")
-    if correction is None:
-        correction = 0 if unbiased is False else 1
-    return normalize_dims(dim, x.ndim, op), correction
 
 
 def amax(x, dim=(), keepdim=False):
@@ -388,12 +222,6 @@ argmax = _arg(np.argmax, "argmax")
 argmin = _arg(np.argmin, "argmin")
 
 
-def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation: the square root of var() with the same arguments (correction=1 by default)."""
-    dims, correction = _spread_args("std", x, dim, unbiased, correction)
-    return Std.apply(x, dims, correction, keepdim)
-
-
 def prod(x, dim=None, keepdim=False, *, dtype=None):
     """The product of all elements, or along one dim; integers give int64, as PyTorch."""
     x = _integers_as_int64(x, dtype, "prod")
@@ -407,15 +235,6 @@ def prod(x, dim=None, keepdim=False, *, dtype=None):
     if x.ndim == 0:
         return Prod.apply(x.reshape(1), 0, False).reshape(())
     return Prod.apply(x, d, keepdim)
-
-
-def logsumexp(x, dim, keepdim=False):
-    """log(sum(exp(x))) over dim, computed without overflow; integers give the default float dtype."""
-    if x.dtype.kind != "f":
-        from .. import dtype as _dtype
-
-        x = x.to(_dtype.get_default_dtype())
-    return LogSumExp.apply(x, normalize_dims(dim, x.ndim, "logsumexp"), keepdim)
 
 
 def _any_or_all(np_fn, name):

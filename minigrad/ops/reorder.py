@@ -24,10 +24,6 @@ class Flip(Function):
         # flipping is its own inverse
         return np.flip(grad, axis=ctx.dims), None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded
-        return Flip.apply(grad, ctx.dims), None
 
 
 class Roll(Function):
@@ -47,11 +43,6 @@ class Roll(Function):
             return np.roll(grad.reshape(-1), back).reshape(grad.shape), None, None
         return np.roll(grad, back, axis=ctx.dims), None, None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: roll back by -shifts
-        back = tuple(-s for s in ctx.shifts) if ctx.dims is not None else -ctx.shifts
-        return Roll.apply(grad, back, ctx.dims), None, None
 
 
 class Repeat(Function):

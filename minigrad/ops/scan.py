@@ -17,11 +17,6 @@ class Cumsum(Function):
         # y_i = sum_{j <= i} x_j  =>  dL/dx_j = sum_{i >= j} dL/dy_i: a cumulative sum from the end
         return np.flip(np.cumsum(np.flip(grad, axis=ctx.dim), axis=ctx.dim), axis=ctx.dim), None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same cumulative sum from the end, recorded
-        d = ctx.dim
-        return Cumsum.apply(grad.flip(d), d).flip(d), None
 
 
 def cumsum(input, dim, *, dtype=None, out=None):

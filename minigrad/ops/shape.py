@@ -55,10 +55,6 @@ class Permute(Function):
         # undo the permutation with its inverse
         return np.transpose(grad, np.argsort(ctx.dims)), None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: the inverse permutation
-        return Permute.apply(grad, tuple(int(d) for d in np.argsort(ctx.dims))), None
 
 
 class Transpose(Function):

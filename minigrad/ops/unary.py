@@ -79,22 +79,6 @@ class Tanh(Function):
         return grad * (1 - y * y)
 
 
-class Sigmoid(Function):
-    @staticmethod
-    def forward(ctx, x):
-        # y = 1 / (1 + e^-x) = (tanh(x / 2) + 1) / 2;
-        # 1 / (1 + e^-x) overflows for large negative x; the tanh form is stable everywhere
-        y = 0.5 * (np.tanh(0.5 * x) + 1)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        # d(sigmoid x)/dx = y (1 - y)
-        (y,) = ctx.saved_tensors
-        return grad * y * (1 - y)
-
-
 class ReLU(Function):
     node_name = "ReluBackward0"  # PyTorch's name for this node
 
@@ -125,13 +109,8 @@ class Abs(Function):
     def backward(ctx, grad):
         # d|x|/dx = sign(x) (0 at x = 0, as PyTorch)
         (x,) = ctx.saved_tensors
-        return grad * np.sign(x)
+        return grad * np.sign(x)  # (sign has derivative 0: it is a constant factor at every order)
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: sign(x) is a constant factor (d sign/dx = 0, also at 0)
-        (x,) = ctx.saved_tensors
-        return grad * _sign(x)
 
 
 class Clamp(Function):
@@ -148,22 +127,12 @@ class Clamp(Function):
     def backward(ctx, grad):
         # the gradient passes where low <= x <= high (bounds included, as PyTorch), else 0
         (x,) = ctx.saved_tensors
-        inside = np.ones(x.shape, dtype=bool)
         if ctx.low is not None:
-            inside &= x >= ctx.low
+            grad = grad * (x >= ctx.low)
         if ctx.high is not None:
-            inside &= x <= ctx.high
-        return grad * inside, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: the 0/1 mask of low <= x <= high is a constant factor
-        (x,) = ctx.saved_tensors
-        if ctx.low is not None:
-            grad = grad * (x >= ctx.low).to(grad.dtype)
-        if ctx.high is not None:
-            grad = grad * (x <= ctx.high).to(grad.dtype)
+            grad = grad * (x <= ctx.high)
         return grad, None, None
+
 
 
 class Sin(Function):
@@ -179,11 +148,6 @@ class Sin(Function):
         (x,) = ctx.saved_tensors
         return grad * np.cos(x)
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: d(sin x)/dx = cos x, with cos a recorded op
-        (x,) = ctx.saved_tensors
-        return grad * x.cos()
 
 
 class Cos(Function):
@@ -199,11 +163,6 @@ class Cos(Function):
         (x,) = ctx.saved_tensors
         return grad * -np.sin(x)
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: d(cos x)/dx = -sin x
-        (x,) = ctx.saved_tensors
-        return grad * -x.sin()
 
 
 class Erf(Function):
@@ -219,11 +178,6 @@ class Erf(Function):
         (x,) = ctx.saved_tensors
         return grad * (_TWO_OVER_SQRT_PI * np.exp(-x * x))
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: d(erf x)/dx = 2/sqrt(pi) e^(-x^2)
-        (x,) = ctx.saved_tensors
-        return grad * (_TWO_OVER_SQRT_PI * (-x * x).exp())
 
 
 class Rsqrt(Function):
@@ -254,17 +208,14 @@ class ToDtype(Function):
     @staticmethod
     def backward(ctx, grad):
         # a cast is the identity on values: the gradient is cast back
-        return grad.astype(ctx.in_dtype), None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same cast back, recorded
-        return grad.to(ctx.in_dtype), None
+        return ToDtype.apply(grad, ctx.in_dtype), None
 
 
-def _sign(x):
-    """sign(x) of a Tensor as a constant Tensor of its dtype: -1, 0 or 1 (a factor with no gradient)."""
-    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+
+def sign(x):
+    """-1, 0 or 1 by the sign of x (NaN stays NaN): a step function, whose derivative is 0, so the
+    result is a constant with no history (a factor in the formulas of abs and the norms)."""
+    return Tensor._make(np.sign(x._array))
 
 
 def exp(x):
@@ -281,10 +232,6 @@ def sqrt(x):
 
 def tanh(x):
     return Tanh.apply(_floating(x))
-
-
-def sigmoid(x):
-    return Sigmoid.apply(_floating(x))
 
 
 def sin(x):

@@ -6,7 +6,7 @@ and messages that show a formula take it from there, with inspect, so they canno
 the code that runs: change the comment and the page changes with it.
 
     formulas(Softmax)  ->  OpFormulas(forward=..., backward="dy_i/dx_j = ...", forward_source=...,
-                                       backward_source=..., where="minigrad/ops/softmax.py:48")
+                                       backward_source=..., where="minigrad/kernels/softmax.py:48")
 
 Where each text comes from, in order (the first that exists):
     backward   the comment lines that open backward's body; else its first comment line
@@ -116,7 +116,7 @@ def _before_implication(formula):
 
 
 def short_path(path):
-    """A path as a reader finds it: from the folder holding the package (minigrad/ops/softmax.py)."""
+    """A path as a reader finds it: from the folder holding the package (minigrad/kernels/softmax.py)."""
     path = os.path.abspath(path)
     try:
         relative = os.path.relpath(path)

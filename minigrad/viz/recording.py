@@ -32,7 +32,8 @@ from .. import function as _function
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # .../minigrad/
 # Where ops are applied rather than used: a line in here says how, never why (viz itself is here too).
-_MACHINERY = tuple(_PACKAGE + part for part in ("ops" + os.sep, "function.py", "tensor.py", "viz" + os.sep,
+_MACHINERY = tuple(_PACKAGE + part for part in ("ops" + os.sep, "composites" + os.sep, "kernels" + os.sep, "function.py", "tensor.py",
+                                                 "numpy_protocol.py", "viz" + os.sep,
                                                  os.path.join("nn", "functional.py"), os.path.join("autograd", "")))
 
 

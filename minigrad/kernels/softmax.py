@@ -1,15 +1,16 @@
-"""softmax and log_softmax along a dim, each fused into one forward and one backward.
+"""The kernels of softmax and log_softmax (minigrad/composites/softmax.py): each one fused forward and
+one fused backward on arrays, in row blocks, with subnormal weights flushed to 0.
 
-Composing them from exp, sum and div would work (the tests do that as a reference), but the fused
-forms are stable (a maximum is subtracted before exp, so inputs of size 1e4 do not overflow: see
-rowwise.shifted_exp) and make fewer temporaries.
+The compositions make an array per step (max, x - m, exp, sum, divide); these make one or two, and
+shift by the whole tensor's maximum (a cheaper reduction than each row's, see rowwise.shifted_exp).
 """
 import numpy as np
 
-from .. import threads
+from ..composites import softmax as composites
+from ..composites import stands_in_for
 from ..function import Function
+from . import threads
 from .rowwise import _SMALLEST_TOTAL, dot_along, row_max, shifted_exp, sum_along
-from .util import normalize_dim
 
 
 # Weights below the smallest normal float (about 1e-38 in float32) are set to 0: such subnormal
@@ -37,6 +38,7 @@ def _last_dim_rows(x, dim):
     return x.reshape(-1, x.shape[-1])
 
 
+@stands_in_for(composites._softmax)
 class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
@@ -75,11 +77,6 @@ class Softmax(Function):
         threads.run_rows(rows, g2.shape[0], g2.shape[1])
         return dx.reshape(grad.shape), None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # dx = y * (g - sum(g * y)) in minigrad ops, y the output Tensor: recorded for create_graph=True
-        (y,) = ctx.saved_tensors
-        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
 
 
 def _smallest_normal_exp_argument(dtype):
@@ -137,6 +134,7 @@ def _softmax_rows(x2):
     return y
 
 
+@stands_in_for(composites._log_softmax)
 class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
@@ -156,24 +154,3 @@ class LogSoftmax(Function):
         dx *= -sum_along(grad, ctx.dim)
         dx += grad
         return dx, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # dx = g - exp(y) * sum(g) in minigrad ops, y the output Tensor (exp(y) = softmax(x))
-        (y,) = ctx.saved_tensors
-        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
-
-
-def _check_floating(x, op):
-    if x.dtype.kind != "f":
-        raise TypeError(f"{op}: expects a floating point tensor, got {x.dtype} (convert with .float())")
-
-
-def softmax(x, dim):
-    _check_floating(x, "softmax")
-    return Softmax.apply(x, normalize_dim(dim, x.ndim, "softmax"))
-
-
-def log_softmax(x, dim):
-    _check_floating(x, "log_softmax")
-    return LogSoftmax.apply(x, normalize_dim(dim, x.ndim, "log_softmax"))

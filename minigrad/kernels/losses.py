@@ -1,8 +1,7 @@
-"""The losses that are one node each: cross-entropy (fused with log_softmax), NLL, the pointwise
-KL divergence, and binary cross-entropy on logits. Their reductions are composed by the caller
-(minigrad.nn.functional), except where the fused kernel needs them (cross-entropy, NLL).
+"""The kernels of the losses (minigrad/composites/losses.py): cross-entropy (fused with log_softmax),
+NLL, the pointwise KL divergence, and binary cross-entropy on logits, each one node in the graph.
 
-Cross-entropy on logits, fused with log_softmax: stable, and one node in the graph.
+Cross-entropy on logits, fused with log_softmax: stable, and no (N, C) temporary beyond the probabilities.
 
 For a row with logits x, target class t, C classes and label smoothing e, the target distribution
 is q = (1 - e) onehot(t) + e / C, and the loss is  -sum_c q_c log softmax(x)_c.
@@ -11,12 +10,13 @@ Rows whose target is ignore_index contribute nothing and get zero gradient.
 """
 import numpy as np
 
+from ..composites import losses as composites
+from ..composites import stands_in_for
 from ..function import Function
-from ..tensor import Tensor
-from .indexing import where
 from .rowwise import shifted_exp, sum_along
 
 
+@stands_in_for(composites.cross_entropy)
 class CrossEntropy(Function):
     node_name = "NllLossBackward0"  # PyTorch's name for this node
 
@@ -69,21 +69,9 @@ class CrossEntropy(Function):
         grad_x[np.arange(len(target)), target] -= (1 - e) * scale[:, 0]
         return grad_x, None, None, None, None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # (softmax(x) - q) * upstream in minigrad ops, softmax recomputed from the logits (the saved probs
-        # would be a constant); q, the row weights and the ignored rows are constants
-        _, target, keep = (t.numpy() for t in ctx.saved_tensors)  # (target and keep: constants)
-        logits = ctx.parents[0]
-        e, n_classes = ctx.label_smoothing, ctx.n_classes
-        q = np.full(logits.shape, e / n_classes, dtype=logits.dtype)
-        q[np.arange(len(target)), target] += 1 - e
-        per_row = keep / ctx.count if (ctx.reduction == "mean" and ctx.count) else keep * 1.0
-        rows = Tensor._make(per_row.astype(logits.dtype)[:, None])
-        scale = grad.reshape(-1, 1) * rows  # (N, 1): the upstream gradient of each row, 0 where ignored
-        return (logits.softmax(1) - Tensor._make(q)) * scale, None, None, None, None
 
 
+@stands_in_for(composites.nll_loss)
 class NLLLoss(Function):
     """Negative log-likelihood of log-probabilities (M, C) at class ids target (M,).
 
@@ -124,22 +112,9 @@ class NLLLoss(Function):
         grad_logp[np.arange(len(target)), target] = -w * scale
         return grad_logp, None, None, None, None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same in minigrad ops: a constant (M, C) holding -w[t_i] at (i, t_i) times the upstream
-        # gradient (w depends on no input that needs a gradient: a true constant)
-        target, w = (t.numpy() for t in ctx.saved_tensors)
-        picked = np.zeros(ctx.shape, dtype=w.dtype)
-        picked[np.arange(len(target)), target] = -w
-        if ctx.reduction == "none":
-            scale = grad.reshape(-1, 1)
-        elif ctx.reduction == "mean":
-            scale = grad / ctx.total_weight if ctx.total_weight else grad * 0
-        else:
-            scale = grad
-        return Tensor._make(picked) * scale, None, None, None, None
 
 
+@stands_in_for(composites.kl_div_pointwise)
 class KLDivPointwise(Function):
     """The pointwise KL term of F.kl_div, input being log q and target p (or log p with log_target):
 
@@ -170,23 +145,9 @@ class KLDivPointwise(Function):
             grad_target = np.where(target == 0, np.nan, np.log(target) + 1 - input) * grad
         return -target * grad, grad_target, None
 
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same derivatives in minigrad ops (input and target are the forward's Tensors)
-        input, target = ctx.saved_tensors
-        need_input, need_target = ctx.needs_input_grad[:2]
-        if ctx.log_target:
-            p = target.exp()
-            return (-p * grad if need_input else None), (p * (target - input + 1) * grad if need_target else None), None
-        grad_target = None
-        if need_target:
-            # log p + 1 - input, NaN at p = 0; log is taken of 1 there, so nothing infinite enters the graph
-            zero = target == 0
-            log_p = where(zero, 1.0, target).log()
-            grad_target = where(zero, np.nan, log_p + 1 - input) * grad
-        return (-target * grad if need_input else None), grad_target, None
 
 
+@stands_in_for(composites.binary_cross_entropy_with_logits)
 class BCEWithLogits(Function):
     """Binary cross-entropy of logits x against targets y, stable for any x:
 
@@ -215,26 +176,3 @@ class BCEWithLogits(Function):
         grad_y = grad * (-x if pos_weight is None else -x + (pos_weight - 1) * ctx.softplus)
         grad_pw = None if pos_weight is None else grad * y * ctx.softplus
         return grad_x, grad_y, grad_pw
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same derivatives in minigrad ops, log(1 + e^-x) recomputed from x (ctx.softplus is a constant)
-        x, y, pos_weight = ctx.saved_tensors
-        need_x, need_y, need_pw = ctx.needs_input_grad[:3]
-        log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * y
-        grad_x = grad * ((1 - y) - log_weight * (-x).sigmoid()) if need_x else None
-        softplus = _log1p_exp_neg(x) if pos_weight is not None else None
-        grad_y = grad_pw = None
-        if need_y:
-            grad_y = grad * (-x if pos_weight is None else -x + (pos_weight - 1) * softplus)
-        if need_pw:
-            grad_pw = grad * y * softplus
-        return grad_x, grad_y, grad_pw
-
-
-def _log1p_exp_neg(x):
-    """log(1 + e^-x) in minigrad ops, stable for any x and with the right derivative at 0: each form is
-    evaluated only where it cannot overflow (x >= 0: log(1 + e^-x); x < 0: -x + log(1 + e^x))."""
-    positive = x >= 0
-    x_pos, x_neg = where(positive, x, 0.0), where(positive, 0.0, x)
-    return where(positive, ((-x_pos).exp() + 1).log(), (x_neg.exp() + 1).log() - x_neg)

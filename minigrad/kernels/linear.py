@@ -1,18 +1,18 @@
-"""The affine map of a linear layer, y = x W^T + b, as one fused op.
+"""The kernel of a linear layer, y = x W^T + b (minigrad/composites/linear.py), as one fused op.
 
-Composed from transpose, matmul and add it gives the same gradients (the tests check that); fused,
-it runs 3-D input through one 2-D matrix product in forward and backward, which avoids the large
+It runs 3-D input through one 2-D matrix product in forward and backward, which avoids the large
 batched temporaries of a (B, T, k) x (k, m) product and the per-op overhead of three nodes.
 """
 import numpy as np
 
+from ..composites import linear as composites
+from ..composites import stands_in_for
 from ..errors import ShapeError
 from ..function import Function
-from ..threads import matmul
-from .matmul import MatMul
-from .shape import transpose
+from .threads import matmul
 
 
+@stands_in_for(composites.linear)
 class Linear(Function):
     node_name = "AddmmBackward0"  # PyTorch's name for this node
 
@@ -40,16 +40,4 @@ class Linear(Function):
         grad_x = matmul(g2, weight).reshape(x.shape) if need_x else None
         grad_w = matmul(g2.T, x.reshape(-1, weight.shape[1])) if need_w else None  # (out, N) @ (N, in)
         grad_b = np.einsum("ij->j", g2) if need_b else None  # einsum: 2x faster than sum(axis=0) here
-        return grad_x, grad_w, grad_b
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # the same, recorded: dx = g W,  dW = g^T x,  db = sum of g over all rows
-        x, weight = ctx.saved_tensors
-        need_x, need_w, need_b = ctx.needs_input_grad
-        g2 = grad.reshape(-1, weight.shape[0])  # (..., out) -> (N, out)
-        grad_x = MatMul.apply(g2, weight).reshape(x.shape) if need_x else None
-        x2 = x.reshape(-1, weight.shape[1])  # (..., in) -> (N, in)
-        grad_w = MatMul.apply(transpose(g2, 0, 1), x2) if need_w else None  # (out, N) @ (N, in)
-        grad_b = g2.sum(0) if need_b else None
         return grad_x, grad_w, grad_b

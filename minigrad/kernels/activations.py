@@ -1,18 +1,20 @@
-"""GELU, the Gaussian error linear unit: gelu(x) = x * Phi(x), Phi the standard normal CDF.
+"""The kernels of the activations (minigrad/composites/activations.py): sigmoid, SiLU and GELU, each one
+fused forward and backward on arrays, where the compositions make an array per step.
 
-The exact form (PyTorch's default) takes Phi(x) = (1 + erf(x / sqrt 2)) / 2 from special.erf, in the
-input's dtype (float16 in float32); approximate="tanh" gives the cheaper form
-0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as PyTorch.
+GELU's exact form (PyTorch's default) takes Phi(x) = (1 + erf(x / sqrt 2)) / 2 from special.erf, in
+the input's dtype (float16 in float32), in cache-sized blocks; approximate="tanh" gives the cheaper
+form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as PyTorch.
 """
 import math
 
 import numpy as np
 
+from ..composites import activations as composites
+from ..composites import stands_in_for
 from ..function import Function
-from .. import threads
-from .special import erf
-from .unary import erf as erf_op
-from .special import _erf_float32 as erf_float32_block
+from ..ops.special import _erf_float32 as erf_float32_block
+from ..ops.special import erf
+from . import threads
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
@@ -35,6 +37,7 @@ def _in_blocks(kernel, n):
     threads.run_rows(kernel, n, 1)
 
 
+@stands_in_for(composites._gelu)
 class GELU(Function):
     node_name = "GeluBackward0"  # PyTorch's name for this node
 
@@ -105,16 +108,39 @@ class GELU(Function):
         d *= grad
         return d.astype(grad.dtype, copy=False), None
 
+
+@stands_in_for(composites._sigmoid)
+class Sigmoid(Function):
     @staticmethod
-    def backward_differentiable(ctx, grad):
-        # The same derivatives in minigrad ops, recomputed from x (ctx.tanh and ctx.cdf are arrays the
-        # forward computed: as constants they would lose the second derivative)
+    def forward(ctx, x):
+        # y = 1 / (1 + e^-x) = (tanh(x / 2) + 1) / 2;
+        # 1 / (1 + e^-x) overflows for large negative x; the tanh form is stable everywhere
+        y = 0.5 * (np.tanh(0.5 * x) + 1)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(sigmoid x)/dx = y (1 - y)
+        (y,) = ctx.saved_tensors
+        return grad * y * (1 - y)
+
+
+@stands_in_for(composites._silu)
+class SiLU(Function):
+    node_name = "SiluBackward0"  # PyTorch's name for this node
+
+    @staticmethod
+    def forward(ctx, x):
+        # y = x sigmoid(x)
+        s = 0.5 * (np.tanh(0.5 * x) + 1)  # sigmoid(x) in the form that cannot overflow
+        ctx.save_for_backward(x)
+        ctx.sigmoid = s
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d(x s)/dx = s + x s (1 - s) = s (1 + x (1 - s)),   s = sigmoid(x)
         (x,) = ctx.saved_tensors
-        xw = x.float() if x.dtype == np.float16 else x  # float16 in float32, as the forward
-        if ctx.approximate == "tanh":
-            t = ((xw + 0.044715 * xw * xw * xw) * _SQRT_2_OVER_PI).tanh()
-            d = 0.5 * (1 + t) + 0.5 * xw * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * xw * xw)
-        else:
-            # Phi(x) + x phi(x) as in backward, Phi(x) = (1 + erf(x / sqrt 2)) / 2 with mg.erf (differentiable)
-            d = (1 + erf_op(xw * _INV_SQRT_2)) * 0.5 + xw * (xw * xw * -0.5).exp() * _INV_SQRT_2PI
-        return (grad * d).to(grad.dtype), None
+        s = ctx.sigmoid
+        return grad * (s * (1 + x * (1 - s)))

@@ -1,17 +1,21 @@
-"""Layer normalisation over the last dims, fused into one forward and one backward.
+"""The kernel of layer normalisation (minigrad/composites/normalization.py): one fused forward and one
+fused backward.
 
     mean = E[x],  var = E[(x - mean)^2] (biased),  rstd = 1 / sqrt(var + eps)
     x_hat = (x - mean) * rstd,  y = x_hat * weight + bias
 
 Both passes work on a 2-D view (rows, D) with D the size of the normalised dims, so every mean
-is a fast row reduction (rowwise.py).
+is a fast row reduction (rowwise.py), and reuse their buffers in place.
 """
 import numpy as np
 
+from ..composites import normalization as composites
+from ..composites import stands_in_for
 from ..function import Function
 from .rowwise import dot_along, sum_along
 
 
+@stands_in_for(composites.layer_norm)
 class LayerNorm(Function):
     node_name = "NativeLayerNormBackward0"  # PyTorch's name for this node
 
@@ -25,10 +29,7 @@ class LayerNorm(Function):
         rstd = 1.0 / np.sqrt(var + eps)  # (rows, 1)
         x_hat = centered
         x_hat *= rstd  # reuse the buffer: centered is not needed again
-        # x itself too, where it needs a gradient (then the graph holds it anyway): backward_differentiable
-        # recomputes x_hat and rstd from it, and an in-place change of x before backward is caught
-        needs_x = bool(ctx.needs_input_grad) and ctx.needs_input_grad[0]  # (empty when nothing is recorded)
-        ctx.save_for_backward(x_hat, rstd, weight, x if needs_x else None)
+        ctx.save_for_backward(x_hat, rstd, weight)
         ctx.shape, ctx.D, ctx.param_shape, ctx.eps = x.shape, D, x.shape[x.ndim - n_dims:], eps
         if weight is None:
             y = x_hat.copy() if bias is None else x_hat + bias.reshape(D)
@@ -43,7 +44,7 @@ class LayerNorm(Function):
         # With h = dL/dx_hat = g * weight and means over the normalised dims (each row):
         #   dx = rstd * (h - mean(h) - x_hat * mean(h * x_hat))
         #   dweight = sum over rows of g * x_hat,  dbias = sum over rows of g
-        x_hat, rstd, weight, _ = ctx.saved_tensors
+        x_hat, rstd, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         D = ctx.D
         g2 = grad.reshape(-1, D)
@@ -59,27 +60,4 @@ class LayerNorm(Function):
             grad_w = np.einsum("ij,ij->j", g2, x_hat).reshape(ctx.param_shape)
         if need_b:
             grad_b = np.einsum("ij->j", g2).reshape(ctx.param_shape)  # faster than sum(axis=0)
-        return grad_x, grad_w, grad_b, None, None
-
-    @staticmethod
-    def backward_differentiable(ctx, grad):
-        # The same formulas in minigrad ops, for create_graph=True. mean, rstd and x_hat are recomputed
-        # from x (the saved ones would enter the gradient's graph as constants); where x needs no gradient,
-        # the saved x_hat (lifted as a constant) is truly constant and serves as it is.
-        x_hat, _, weight, x = ctx.saved_tensors
-        need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        D = ctx.D
-        g2 = grad.reshape(-1, D)
-        grad_x = grad_w = grad_b = None
-        if need_x:
-            centered = x.reshape(-1, D) - x.reshape(-1, D).mean(1, keepdim=True)
-            rstd = ((centered * centered).mean(1, keepdim=True) + ctx.eps).rsqrt()
-            x_hat = centered * rstd
-            # dx = rstd * (h - mean(h) - x_hat * mean(h * x_hat)),  h = g * weight
-            h = g2 * weight.reshape(D) if weight is not None else g2
-            grad_x = (rstd * (h - h.mean(1, keepdim=True) - x_hat * (h * x_hat).mean(1, keepdim=True))).reshape(ctx.shape)
-        if need_w:
-            grad_w = (g2 * x_hat).sum(0).reshape(ctx.param_shape)
-        if need_b:
-            grad_b = g2.sum(0).reshape(ctx.param_shape)
         return grad_x, grad_w, grad_b, None, None

@@ -1,0 +1,50 @@
+"""softmax, log_softmax and logsumexp along a dim, composed from max, exp, sum, log and division.
+
+Each public function checks its arguments and calls its composition (`_softmax`, ...), or the kernel
+registered for it (minigrad/kernels/softmax.py). The maximum m is subtracted first because
+softmax(x) = softmax(x - c) for any c constant along the dim: exp(x - m) <= 1 never overflows. m is
+detached: the result does not depend on it, so no gradient should flow through it (ties in the max
+would otherwise split a gradient that cancels out anyway).
+"""
+from .. import dtype as _dtype
+from ..ops.util import normalize_dim, normalize_dims, require_floating
+from . import composite
+
+
+def softmax(x, dim):
+    require_floating(x, "softmax")
+    return _softmax(x, normalize_dim(dim, x.ndim, "softmax"))
+
+
+def log_softmax(x, dim):
+    require_floating(x, "log_softmax")
+    return _log_softmax(x, normalize_dim(dim, x.ndim, "log_softmax"))
+
+
+def logsumexp(x, dim, keepdim=False):
+    """log(sum(exp(x))) over dim, computed without overflow; integers give the default float dtype."""
+    x = x if x.dtype.kind == "f" else x.to(_dtype.get_default_dtype())
+    return _logsumexp(x, normalize_dims(dim, x.ndim, "logsumexp"), keepdim)
+
+
+@composite
+def _softmax(x, dim):
+    # y_i = exp(x_i - m) / sum_j exp(x_j - m),   m = max_j x_j
+    e = (x - x.amax(dim, keepdim=True).detach()).exp()
+    return e / e.sum(dim, keepdim=True)
+
+
+@composite
+def _log_softmax(x, dim):
+    # y_i = (x_i - m) - log sum_j exp(x_j - m)   (= x_i - log sum_j e^{x_j})
+    shifted = x - x.amax(dim, keepdim=True).detach()
+    return shifted - shifted.exp().sum(dim, keepdim=True).log()
+
+
+@composite
+def _logsumexp(x, dims, keepdim):
+    # y = m + log sum_i exp(x_i - m),   m = max_i x_i over dims (0 where that is infinite: all -inf stays -inf)
+    m = (x.amax(dims, keepdim=True) if x.numel() else x.sum(dims, keepdim=True)).detach()  # (empty: 0)
+    m = m.masked_fill(m.isinf(), 0)
+    y = (x - m).exp().sum(dims, keepdim=True).log() + m
+    return y if keepdim else y.squeeze(dims)
