@@ -18,7 +18,7 @@ import importlib.abc
 import importlib.util
 import sys
 
-_PACKAGE = __name__.rpartition(".")[0]  # "minigrad"
+_PACKAGE = __name__.split(".")[0]  # "minigrad"
 
 
 class _AliasLoader(importlib.abc.Loader):
