@@ -7,11 +7,13 @@
 
 The layers of the design: tensor.py (the Tensor), function.py (the primitive op base class, on NumPy
 arrays), engine.py (backward), ops/ (the primitive ops), gradcheck.py (finite-difference checks), then
-autograd/ (PyTorch's autograd API: Function on Tensors, grad, gradcheck), nn/, optim/ and utils/data.
-Around them, what PyTorch training code touches besides the math, each module saying what it does on a
-CPU-only NumPy library: random.py (Generator), serialization.py (save/load), amp/, backends/, cuda/,
-cpu/, compiler.py, jit.py, onnx.py, distributed.py; import_alias.py lets code bind `torch` to minigrad and import
-`torch.nn` and friends.
+autograd/ (PyTorch's autograd API: Function on Tensors, grad, gradcheck), nn/, optim/ and utils/data;
+random.py (Generator) and serialization.py (save/load). Apart from them, torch_compat/ holds the PyTorch
+surface: the modules that mirror PyTorch's layout or accept its options, each saying what it does on a
+CPU-only NumPy library (device, Size, amp, backends, cuda, cpu, compile, jit, onnx, distributed,
+nn.modules, nn.parallel, autograd.variable). They keep PyTorch's names (`minigrad.cuda` is
+`minigrad.torch_compat.cuda`), and torch_compat/import_alias.py lets code bind `torch` to minigrad and
+import `torch.nn` and friends.
 """
 from .kernels import allocator
 
@@ -23,7 +25,7 @@ from .creation import (
 from .creation import (  # PyTorch's legacy constructors: mg.LongTensor([1, 2]), x.type(mg.FloatTensor)
     BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
 )
-from .device import device, get_default_device, set_default_device
+from .torch_compat.device import device, get_default_device, set_default_device
 from .dtype import (
     float16, float32, float64, int8, int16, int32, int64, uint8, get_default_dtype, set_default_dtype,
 )
@@ -61,19 +63,21 @@ from .random import default_generator_object as default_generator
 from .kernels.threads import get_num_threads, set_num_threads
 from .serialization import CheckpointError, load, save
 from . import autograd, nn, optim, utils
-# What PyTorch training code touches besides the math (each module says what it does on minigrad):
-from . import amp, backends, compiler, cpu, cuda, jit, onnx
-from . import distributed  # one process: the names scripts import, refusing what needs a process group
-from .amp import autocast, is_autocast_enabled
-from .backends import get_float32_matmul_precision, set_float32_matmul_precision
-from .compiler import compile  # noqa: A004  (returns the model or function unchanged)
-from .determinism import (
+# The PyTorch surface (torch_compat/: what PyTorch code touches besides the math, each module saying what
+# it does on minigrad) under PyTorch's paths: minigrad.cuda, minigrad.amp, minigrad.backends, minigrad.jit,
+# minigrad.nn.modules, ... are the modules of torch_compat/, and with `sys.modules["torch"] = minigrad`,
+# `import torch.nn` gives minigrad.nn itself.
+from .torch_compat import import_alias
+
+import_alias.install()
+autograd.Variable = autograd.variable.Variable  # old code's wrapper: Variable(t) is t detached
+from .torch_compat.amp import autocast, is_autocast_enabled
+from .torch_compat.backends import get_float32_matmul_precision, set_float32_matmul_precision
+from .torch_compat.compiler import compile  # noqa: A004  (returns the model or function unchanged)
+from .torch_compat.determinism import (
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms,
 )
-from . import import_alias
-
-import_alias.install()  # `sys.modules["torch"] = minigrad`, then `import torch.nn` gives minigrad.nn itself
-from .size import Size  # torch.Size: shapes by that name (minigrad's .shape is a plain tuple)
+from .torch_compat.size import Size  # torch.Size: shapes by that name (minigrad's .shape is a plain tuple)
 from .tensor import Tensor
 
 float = float32  # noqa: A001  (PyTorch's aliases)

@@ -1,13 +1,13 @@
 """Making tensors: from data, filled with constants, ranges, and random draws (from minigrad.random).
 
 Every function takes PyTorch's `device=` argument; minigrad runs on the CPU, so it may only name
-the CPU (minigrad/device.py says so in one place).
+the CPU (minigrad/torch_compat/device.py says so in one place).
 """
 import numpy as np
 
 from . import dtype as _dtype
 from . import random as _random
-from .device import check_device
+from .torch_compat.device import check_device
 from .ops.util import refuse_out as _refuse_out
 from .tensor import Tensor, _sizes
 

@@ -21,7 +21,7 @@ import struct
 
 import numpy as np
 
-from .device import check_device
+from .torch_compat.device import check_device
 
 _SEED_RANGE = 2 ** 64  # seeds are 64-bit; negative ones wrap around, as PyTorch's do
 # get_state's bytes: tag, seed (u64), PCG64 state and increment (two u128 as four u64), has_uint32 (u8), uinteger (u32)

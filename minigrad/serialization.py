@@ -249,7 +249,7 @@ def _describe_file(f):
 
 def _relocation(map_location):
     """A function (tensor) -> tensor from map_location; refuses any mapping that leaves the CPU."""
-    from .device import check_device, device
+    from .torch_compat.device import check_device, device
 
     if map_location is None:
         return None

@@ -8,7 +8,7 @@ import weakref
 
 import numpy as np
 
-from . import device as _device
+from .torch_compat import device as _device
 from . import dtype as _dtype
 from . import grad_mode
 from . import random as _random

@@ -41,10 +41,11 @@ _user_allowed = {}  # "module.qualname" -> object, from add_safe_globals
 
 
 def _allowed_defaults():
-    from .device import device
+    from .torch_compat.device import device
     from .dtype import _absent_dtype
 
-    return {**_DEFAULT_ALLOWED, ("minigrad.device", "device"): device,
+    return {**_DEFAULT_ALLOWED, (device.__module__, "device"): device,
+            ("minigrad.device", "device"): device,  # its PyTorch path: how files written before torch_compat/ name it
             ("minigrad.dtype", "_absent_dtype"): _absent_dtype}
 
 

@@ -323,3 +323,84 @@ def test_train_says_which_model_translate_uses_and_which_resume_goes_on_from(tin
     scripted += [0.1]
     status, out, _ = run(capsys, "train", "copy", "--overwrite", "--quiet", "--steps", "2")
     assert status == 0 and "runs/copy.npz holds this model: translate and eval use it, and --resume goes on" in out
+
+
+# ---- the command line --------------------------------------------------------------------------
+@pytest.mark.parametrize("option, value, message", [
+    ("--steps", "-5", "must be a positive integer, got -5"),
+    ("--steps", "0", "must be a positive integer, got 0"),
+    ("--steps", "2.5", "must be an integer, got '2.5'"),
+    ("--batch-size", "0", "must be a positive integer, got 0"),
+    ("--batch-size", "-4", "must be a positive integer, got -4"),
+    ("--lr", "0", "must be a positive finite number, got 0"),
+    ("--lr", "-1e-3", "must be a positive finite number, got -1e-3"),
+    ("--lr", "nan", "must be a positive finite number, got nan"),
+    ("--lr", "inf", "must be a positive finite number, got inf"),
+    ("--lr", "fast", "must be a number, got 'fast'"),
+    ("--seed", "-1", "must be a non-negative integer, got -1"),
+])
+def test_every_numeric_option_is_validated_at_parse_time(tmp_path, capsys, option, value, message):
+    from minigrad_models.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["train", "copy", f"{option}={value}", "--out", str(tmp_path / "x.npz")])  # = lets -1e-3 be a value
+    assert exit_.value.code == 2
+    assert f"argument {option}: {message}" in capsys.readouterr().err
+    assert not os.listdir(tmp_path)  # nothing trained, nothing saved
+
+
+@pytest.fixture(scope="module")
+def trained_copy(tmp_path_factory):
+    from minigrad_models.cli import main
+
+    path = str(tmp_path_factory.mktemp("cli") / "copy.npz")
+    assert main(["train", "copy", "--steps", "2", "--batch-size", "4", "--out", path, "--quiet"]) == 0
+    return path
+
+
+def test_translate_and_resume_with_a_file_that_is_not_a_model_say_which_file_and_what_it_lacks(tmp_path, capsys):
+    from minigrad_models.cli import main
+
+    path = str(tmp_path / "weights.npz")
+    mg.save({"weight": mg.ones(2)}, path)
+    assert main(["translate", "012", "--checkpoint", path]) == 1
+    assert "weights.npz' is a minigrad file but not a trained model: it lacks task, model_config, model" in \
+        capsys.readouterr().err
+    assert main(["train", "copy", "--resume", "--out", path]) == 1
+    err = capsys.readouterr().err
+    assert "weights.npz' is a minigrad file but not a training checkpoint: it lacks task, task_args" in err
+    assert main(["eval", "--checkpoint", path]) == 1
+    assert "not a training checkpoint" in capsys.readouterr().err
+    mg.save([1, 2], path)
+    assert main(["translate", "012", "--checkpoint", path]) == 1
+    assert "holding a list, not a trained model" in capsys.readouterr().err
+
+
+def test_resume_from_a_missing_file_is_an_error(tmp_path, capsys):
+    from minigrad_models.cli import main
+
+    assert main(["train", "copy", "--resume", "--out", str(tmp_path / "missing.npz")]) == 1
+    assert "--resume: there is no checkpoint at" in capsys.readouterr().err
+    assert not os.listdir(tmp_path)
+
+
+def test_resuming_a_checkpoint_of_another_task_is_refused_naming_both(trained_copy, capsys):
+    from minigrad_models.cli import main
+
+    assert main(["train", "reverse", "--resume", "--out", trained_copy]) == 1
+    assert "is a checkpoint of the 'copy' task, not of 'reverse'" in capsys.readouterr().err
+
+
+def test_a_checkpoint_whose_weights_do_not_fit_its_configuration_is_refused(trained_copy, tmp_path, capsys):
+    from minigrad_models.cli import main
+
+    ckpt = mg.load(trained_copy)
+    ckpt["model_config"]["d_ff"] = 32  # the weights say 128
+    path = str(tmp_path / "edited.npz")
+    mg.save(ckpt, path)
+    assert main(["translate", "012", "--checkpoint", path]) == 1
+    err = capsys.readouterr().err
+    # translate loads the best model's weights, resume the last ones: neither fits
+    assert "edited.npz': its best model's weights do not fit its own model configuration" in err and "d_ff" in err
+    assert main(["train", "copy", "--resume", "--out", path]) == 1
+    assert "do not fit" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 gradgradcheck differentiates the first derivative v . d out / d x (a function of the inputs x and of
 the output gradient v) and compares with central differences of it in float64. It runs on the same
-cases as the first-order check (test_mutation_guards.CASES and test_ops_torch_surface.GRADCHECKS), so
+cases as the first-order check (test_every_op.CASES and test_ops_torch_surface.GRADCHECKS), so
 an op added with a first-order case gets its second-order check too; the coverage test below fails if
 an op in minigrad.ops is reached by no case.
 """
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from test_mutation_guards import CASES, _graph_functions
+from test_every_op import CASES, _graph_functions
 from test_ops_torch_surface import GRADCHECKS
 
 SECOND_ORDER = {**CASES, **{f"surface {name}": case for name, case in GRADCHECKS.items()}}

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad import nn, optim
 
 
 def raises(exception, fn, *fragments):
@@ -212,7 +214,7 @@ def test_integer_tensors_cannot_require_grad():
     raises(RuntimeError, lambda: mg.tensor([1, 2], requires_grad=True), "floating point", "int64")
 
 
-# ---- found in review ------------------------------------------------------------------------------
+# ---- integer var, split sizes, devices, empty dims ------------------------------------------------
 def test_var_of_an_integer_tensor_is_a_type_error_as_mean():
     raises(TypeError, lambda: mg.tensor([1, 2, 3]).var(), "var", "int64")
 
@@ -237,3 +239,78 @@ def test_argmax_of_an_empty_dimension_names_the_op_and_shape():
                                               (lambda: mg.tensor([1, 2]), "int64", "(2,)")])
 def test_only_one_element_integer_tensors_are_indices(make, dtype, shape):
     raises(TypeError, lambda: [1, 2, 3][make()], "__index__", "integer", dtype, shape)
+
+
+# ---- a learner's common mistakes -----------------------------------------------------------------
+def test_clear_errors_for_common_mistakes(tmp_path):
+    with pytest.raises(RuntimeError, match="floating point"):
+        mg.tensor([1, 2, 3], requires_grad=True)
+    with pytest.raises(TypeError, match="masked_fill.*bool"):
+        mg.randn(2, 3).masked_fill(mg.ones(2, 3), 0.0)
+    q = mg.randn(2, 4, 5, 8)
+    with pytest.raises(mg.ShapeError, match=r"attn_mask of shape \(3, 3\).*\(2, 4, 5, 5\)"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=mg.ones(3, 3, dtype=mg.bool))
+    attention = nn.MultiheadAttention(8, 2, batch_first=True)
+    x = mg.randn(2, 5, 8)
+    with pytest.raises(mg.ShapeError, match="attn_mask"):
+        attention(x, x, x, attn_mask=mg.ones(2, 1, 4, 4, dtype=mg.bool))
+    with pytest.raises(ValueError, match="max_len=10"):
+        nn.PositionalEncoding(8, max_len=10)(mg.randn(1, 11, 8))
+    with pytest.raises(IndexError, match="token id 12 is outside the vocabulary of 10"):
+        nn.Embedding(10, 4)(mg.tensor([[1, 12]]))
+    with pytest.raises(ValueError, match="empty parameter list"):
+        optim.Adam([])
+    with pytest.raises(TypeError, match="integer class ids"):
+        F.cross_entropy(mg.randn(3, 4), mg.tensor([0.0, 1.0, 2.0]))
+
+# ---- reshape, view, expand ---------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["reshape", "view"])
+@pytest.mark.parametrize("shape, bad", [((-2, 3), "-2"), ((6, -3), "-3"), ((-1, -1), "only one dimension can be -1")])
+def test_reshape_and_view_refuse_negative_sizes_other_than_one_minus_one(method, shape, bad):
+    with pytest.raises(mg.ShapeError, match=rf"^{method}: .*{bad}"):
+        getattr(mg.zeros(2, 3), method)(*shape)
+    assert getattr(mg.zeros(2, 3), method)(-1, 3).shape == (2, 3)
+
+
+def test_sizes_must_be_integers_and_expand_refuses_negative_sizes():
+    with pytest.raises(TypeError, match="reshape: sizes must be integers, got float 2.0"):
+        mg.zeros(2, 3).reshape(2.0, 3)
+    with pytest.raises(mg.ShapeError, match=r"expand: invalid size -2"):
+        mg.zeros(1, 3).expand(-2, 3)
+
+# ---- creation functions ------------------------------------------------------------------------
+NEGATIVE_SIZE = {
+    "zeros": lambda: mg.zeros(2, -1),
+    "ones": lambda: mg.ones(-1),
+    "full": lambda: mg.full((-1, 2), 1.0),
+    "rand": lambda: mg.rand(-3),
+    "randn": lambda: mg.randn(2, -1),
+    "randint": lambda: mg.randint(0, 5, (-1,)),
+    "randperm": lambda: mg.randperm(-1),
+}
+
+
+@pytest.mark.parametrize("op", sorted(NEGATIVE_SIZE))
+def test_creation_with_a_negative_size_names_the_function_and_the_value(op):
+    with pytest.raises(ValueError, match=rf"^{op}: sizes must be non-negative, got -\d"):
+        NEGATIVE_SIZE[op]()
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: mg.eye(-1), "eye: n must be non-negative, got -1"),
+    (lambda: mg.eye(2, -3), "eye: m must be non-negative, got -3"),
+    (lambda: mg.arange(0, 5, 0), "arange: step must be nonzero"),
+    (lambda: mg.arange(5, 0, 1), "arange: start 5 and end 0 are inconsistent with the sign of step 1"),
+    (lambda: mg.arange(0, 5, -1), "arange: start 0 and end 5 are inconsistent with the sign of step -1"),
+    (lambda: mg.arange(float("inf")), "arange: end must be finite"),
+    (lambda: mg.randint(5, 5, (2,)), "randint: low must be less than high, got low=5 >= high=5"),
+    (lambda: mg.zeros(2.5), "zeros: sizes must be integers, got float 2.5"),
+])
+def test_creation_functions_refuse_impossible_arguments_by_name(make, message):
+    with pytest.raises((ValueError, TypeError), match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+        make()
+
+
+def test_creation_edge_cases_that_are_valid_still_work():
+    assert mg.zeros(0).shape == (0,) and mg.arange(0).shape == (0,) and mg.arange(5, 0, -2).tolist() == [5, 3, 1]
+    assert mg.full(3, 2).tolist() == [2, 2, 2] and mg.eye(0).shape == (0, 0)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad import nn, optim
 
 try:
     import torch
@@ -363,3 +364,130 @@ def test_logical_augmented_assignment_on_integers_is_refused():
     ints = mg.tensor([1, 2])
     with pytest.raises(TypeError, match="&= and \\|= need a bool tensor; this one is int64"):
         ints |= mg.tensor([1, 0])
+
+
+# ---- a tensor an op saved, changed in place before backward: an error, not a wrong gradient ------
+def test_changing_a_saved_parameter_before_backward_is_an_error_not_a_wrong_gradient():
+    w = mg.randn(3, 2, requires_grad=True)
+    x = mg.randn(4, 3, requires_grad=True)
+    loss = (x @ w).sum()
+    with mg.no_grad():
+        w.sub_(0.1)
+    with pytest.raises(RuntimeError, match=r"MatMul.*changed in place.*version 0 -> 1"):
+        loss.backward()
+    assert x.grad is None and w.grad is None  # nothing half-done
+
+
+def test_optimizer_step_between_forward_and_backward_is_caught():
+    model = nn.Linear(3, 2)
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    x = mg.randn(4, 3)
+    loss = model(x).sum()
+    loss.backward(retain_graph=True)
+    opt.step()
+    with pytest.raises(RuntimeError, match="changed in place"):
+        loss.backward()
+
+
+def test_in_place_change_of_a_saved_output_or_constant_is_caught():
+    x = mg.randn(3, requires_grad=True)
+    y = x.exp()  # Exp saves its output
+    with mg.no_grad():
+        y.mul_(2.0)
+    with pytest.raises(RuntimeError, match="Exp"):
+        y.sum().backward()
+
+    c = mg.tensor([1.0, 2.0, 3.0])  # a constant that Mul saves to differentiate x * c
+    z = x * c
+    c[0] = 10.0
+    with pytest.raises(RuntimeError, match="Mul"):
+        z.sum().backward()
+
+    d = mg.tensor([1.0, 2.0, 3.0])
+    w = x.detach()  # shares x's data and version counter
+    z = x * d
+    with mg.no_grad():
+        w.add_(1.0)
+    with pytest.raises(RuntimeError, match="changed in place"):
+        z.sum().backward()
+
+
+def test_in_place_change_of_a_linear_input_or_of_embedding_ids_is_caught():
+    layer = nn.Linear(3, 2)
+    for shape in ((4, 3), (2, 4, 3)):  # the fused op works on a 2-D view of x: x itself must be watched
+        x = mg.randn(*shape)
+        loss = layer(x).sum()
+        x.mul_(2.0)
+        with pytest.raises(RuntimeError, match="Linear.*changed in place"):
+            loss.backward()
+    embed = nn.Embedding(5, 3)
+    ids = mg.tensor([[1, 2, 2]])
+    loss = embed(ids).sum()
+    ids[0, 0] = 4
+    with pytest.raises(RuntimeError, match="Embedding.*changed in place"):
+        loss.backward()
+
+
+def test_in_place_changes_that_backward_does_not_need_are_fine():
+    x = mg.randn(3, requires_grad=True)
+    c = mg.tensor([1.0, 2.0, 3.0])
+    y = x + c  # Add saves nothing
+    c.add_(5.0)
+    y.sum().backward()
+    assert np.array_equal(x.grad.numpy(), np.ones(3, dtype=np.float32))
+    # clone() gives a copy that can be changed freely
+    z = x.clone()
+    w = x * z.detach().clone()
+    with mg.no_grad():
+        z.mul_(3.0)
+    w.sum().backward()
+
+
+def test_in_place_on_a_leaf_is_refused_with_advice_and_on_a_tensor_in_the_graph_recorded():
+    x = mg.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="no_grad"):
+        x.add_(1.0)
+    y = x * 2
+    y.mul_(2.0)  # as PyTorch: y's history continues through the in-place op (above)
+    y[0] = 1.0
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 4.0, 4.0]
+
+# ---- in-place ops: shapes that do not fit, floats into an integer tensor, fill_ of a non-number ---
+INPLACE = {
+    "add_": lambda t, v: t.add_(v),
+    "sub_": lambda t, v: t.sub_(v),
+    "mul_": lambda t, v: t.mul_(v),
+    "div_": lambda t, v: t.div_(v),
+    "copy_": lambda t, v: t.copy_(v),
+}
+
+
+@pytest.mark.parametrize("op", sorted(INPLACE))
+@pytest.mark.parametrize("other_shape", [(3,), (2, 2, 2)])
+def test_inplace_ops_with_shapes_that_do_not_fit_name_the_op_and_both_shapes(op, other_shape):
+    t = mg.ones(2, 2)
+    with pytest.raises(mg.ShapeError) as error:
+        INPLACE[op](t, mg.ones(*other_shape))
+    message = str(error.value)
+    assert message.startswith(op) and "(2, 2)" in message and str(other_shape) in message
+    assert t.numpy().tolist() == [[1.0, 1.0], [1.0, 1.0]] and t._version == 0  # untouched
+
+
+def test_inplace_broadcasting_that_fits_still_works():
+    t = mg.ones(2, 3)
+    t.add_(mg.tensor([1.0, 2.0, 3.0])).mul_(2.0).copy_(t * 1.0)
+    assert t.numpy().tolist() == [[4.0, 6.0, 8.0]] * 2
+
+
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_"])  # copy_ casts, as PyTorch's (above)
+def test_inplace_ops_refuse_floats_into_an_integer_tensor(op):
+    t = mg.tensor([1, 2])
+    with pytest.raises(TypeError, match=rf"^{op}: cannot write .*float32.* into a tensor of dtype int64"):
+        INPLACE[op](t, mg.tensor([0.5, 0.5]))
+    assert t.tolist() == [1, 2]
+
+
+def test_fill_refuses_what_is_not_a_number():
+    with pytest.raises(TypeError, match="fill_: the value must be a number, got str 'x'"):
+        mg.zeros(2).fill_("x")

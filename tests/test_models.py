@@ -10,6 +10,7 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn.functional as F
+from minigrad import nn
 from minigrad_models.gpt import DecoderOnlyLM, GPTConfig, generate
 from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig, beam_search, greedy_decode
 
@@ -305,3 +306,23 @@ def test_state_dict_layout_is_pytorchs_modules():
     assert not any("future" in k or "positional" in k for k in keys)  # buffers that are functions of max_len
     assert "encoder.norm.weight" not in keys and "encoder.norm.weight" in seq2seq(norm_first=True).state_dict()
     assert "blocks.layers.1.self_attn.in_proj_weight" in gpt().state_dict()
+
+
+# ---- the decoder-only model -------------------------------------------------------------------
+def test_gpt_scales_token_embeddings_by_sqrt_d_model(monkeypatch):
+    from minigrad_models.gpt import DecoderOnlyLM, GPTConfig
+
+    seen = []
+    add_positions = nn.PositionalEncoding.forward
+
+    def recording(self, x, *args, **kwargs):
+        seen.append(x.detach().numpy().copy())  # what reaches the positional encoding
+        return add_positions(self, x, *args, **kwargs)
+
+    monkeypatch.setattr(nn.PositionalEncoding, "forward", recording)
+    model = DecoderOnlyLM(GPTConfig(vocab_size=7, d_model=16, num_heads=2, d_ff=32, num_layers=1, dropout=0.0))
+    embedding = next(m for m in model.modules() if isinstance(m, nn.Embedding))
+    ids = np.array([[1, 4, 6, 2]])
+    model(mg.tensor(ids))
+    assert len(seen) == 1
+    np.testing.assert_allclose(seen[0], embedding.weight.detach().numpy()[ids] * 4.0, rtol=1e-6)  # sqrt(16) = 4

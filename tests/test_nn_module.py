@@ -360,3 +360,80 @@ def test_names_match_torch():
     ours_out = ours[:3](mg.tensor(x)).detach().numpy()
     theirs_out = theirs[:3](torch.from_numpy(x)).detach().numpy()
     np.testing.assert_allclose(ours_out, theirs_out, rtol=1e-5, atol=1e-6)
+
+
+# ---- load_state_dict changes nothing when it fails ----------------------------------------------
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(3, 2)
+        self.norm = nn.LayerNorm(2)
+        self.register_buffer("count", mg.tensor([7]))
+
+
+def _snapshot(model):
+    return {k: (v.dtype, v.numpy().tobytes()) for k, v in model.state_dict().items()}
+
+
+def _bad_state(change):
+    good = {k: v.numpy() + 1 for k, v in Small().state_dict().items()}  # valid values, all different
+    change(good)
+    return good
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda s: s.__setitem__("linear.bias", "not numbers"), "'linear.bias': expected a tensor or an array, got str"),
+    (lambda s: s.__setitem__("linear.bias", np.array(["a", "b"])), "'linear.bias': the checkpoint holds <U1"),
+    (lambda s: s.__setitem__("linear.bias", None), "'linear.bias': expected a tensor or an array, got NoneType"),
+    (lambda s: s.__setitem__("linear.bias", {"a": 1}), "'linear.bias': expected a tensor or an array, got dict"),
+    (lambda s: s.__setitem__("linear.bias", [[1.0], [2.0, 3.0]]), "'linear.bias': the value is not a rectangular"),
+    (lambda s: s.__setitem__("linear.bias", np.array([1j, 2j])), "'linear.bias': the checkpoint holds complex128"),
+    (lambda s: s.__setitem__("linear.bias", np.zeros(3)), "size mismatch for linear.bias: copying a param with shape (3,) from checkpoint, the shape in current model is (2,)."),
+    (lambda s: s.__setitem__("count", np.array([7.5])), "'count': checkpoint has dtype float64, which would be truncated"),
+    (lambda s: s.pop("norm.weight"), 'Missing key(s) in state_dict: "norm.weight". '),
+    (lambda s: s.__setitem__("extra", np.zeros(1)), 'Unexpected key(s) in state_dict: "extra". '),
+])
+def test_a_failed_load_state_dict_leaves_every_parameter_and_buffer_bit_identical(change, expected):
+    model = Small()
+    before = _snapshot(model)
+    versions = [t._version for t in model.state_dict(keep_vars=True).values()]
+    with pytest.raises(RuntimeError, match=r"^Error\(s\) in loading state_dict for Small:\n\t") as error:
+        model.load_state_dict(_bad_state(change))
+    assert expected in str(error.value) and "nothing was loaded" in str(error.value)
+    assert _snapshot(model) == before
+    assert [t._version for t in model.state_dict(keep_vars=True).values()] == versions
+
+
+def test_load_state_dict_lists_every_problem_and_refuses_a_non_mapping():
+    model = Small()
+    bad = _bad_state(lambda s: (s.__setitem__("linear.bias", "x"), s.__setitem__("norm.bias", np.zeros(5))))
+    with pytest.raises(RuntimeError, match=r"'linear.bias': expected a tensor.*\n\tsize mismatch for norm.bias"):
+        model.load_state_dict(bad)
+    with pytest.raises(TypeError, match="load_state_dict of Small: expects a mapping of names to tensors, got list"):
+        model.load_state_dict([1, 2])
+
+
+def test_load_state_dict_still_widens_and_loads_lists():
+    model = Small()
+    state = {k: v.numpy().astype(np.float64) if v.dtype.kind == "f" else v.numpy().astype(np.int32)
+             for k, v in Small().state_dict().items()}
+    state["linear.bias"] = [0.25, 0.5]
+    model.load_state_dict(state)
+    assert model.linear.bias.dtype == mg.float32 and model.linear.bias.tolist() == [0.25, 0.5]
+
+def test_checkpoint_of_another_configuration_is_refused_and_the_model_kept(tmp_path):
+    from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig
+
+    small = Seq2SeqTransformer(TransformerConfig(10, 10, d_model=8, num_heads=2, d_ff=16))
+    other = Seq2SeqTransformer(TransformerConfig(10, 12, d_model=8, num_heads=2, d_ff=32, num_decoder_layers=3))
+    mg.save(small.state_dict(), tmp_path / "small.npz")
+    before = {k: v.detach().numpy().copy() for k, v in other.state_dict().items()}
+    with pytest.raises(RuntimeError) as error:  # PyTorch's type and wording
+        other.load_state_dict(mg.load(tmp_path / "small.npz"))
+    message = str(error.value)
+    assert 'Missing key(s) in state_dict: "decoder.layers.2' in message
+    assert ("size mismatch for generator.weight: copying a param with shape (10, 8) from checkpoint, "
+            "the shape in current model is (12, 8).") in message
+    assert ("size mismatch for encoder.layers.0.linear1.weight: copying a param with shape (16, 8) from "
+            "checkpoint, the shape in current model is (32, 8).") in message
+    assert all(np.array_equal(before[k], v.detach().numpy()) for k, v in other.state_dict().items())

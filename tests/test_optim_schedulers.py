@@ -4,6 +4,7 @@ With PyTorch installed, every optimizer and schedule is run side by side with Py
 from the same weights and gradients; without it, against the closed-form formulas written out here.
 """
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -373,3 +374,58 @@ def test_scheduler_errors_and_state_dict_resume():
     assert opt.param_groups[0]["lr"] == opt2.param_groups[0]["lr"] == 0.25
     sched.step(epoch=7)  # PyTorch's deprecated form: the closed form at that count
     assert opt.param_groups[0]["lr"] == 0.125
+
+
+# ---- CosineAnnealingWarmRestarts -----------------------------------------------------------------
+def warm_restarts_lrs(lib, steps, **kwargs):
+    """lr after construction and after each entry of `steps` (None: step(); a number: step(epoch))."""
+    w = lib.nn.Parameter(lib.zeros(1))
+    opt = lib.optim.SGD([{"params": [w]}, {"params": [lib.nn.Parameter(lib.zeros(1))], "lr": 0.5}], lr=1.0)
+    scheduler = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, **kwargs)
+    lrs = [scheduler.get_last_lr()]
+    for epoch in steps:
+        opt.step()
+        scheduler.step() if epoch is None else scheduler.step(epoch)
+        lrs.append(scheduler.get_last_lr())
+    return lrs, scheduler
+
+
+def test_warm_restarts_by_hand():
+    lrs, scheduler = warm_restarts_lrs(mg, [None] * 7, T_0=2, T_mult=2)
+    c = lambda t, T: (1 + math.cos(math.pi * t / T)) / 2  # noqa: E731
+    # periods of 2, then 4 steps: lr restarts at the base lr at steps 2 and 6
+    expected = [c(0, 2), c(1, 2), c(0, 4), c(1, 4), c(2, 4), c(3, 4), c(0, 8), c(1, 8)]
+    np.testing.assert_allclose([lr[0] for lr in lrs], expected, rtol=1e-15)
+    np.testing.assert_allclose([lr[1] for lr in lrs], [0.5 * e for e in expected], rtol=1e-15)
+    assert (scheduler.T_i, scheduler.T_cur, scheduler.last_epoch) == (8, 1, 7)
+    lrs, _ = warm_restarts_lrs(mg, [None] * 4, T_0=3, eta_min=0.1)
+    np.testing.assert_allclose([lr[0] for lr in lrs],
+                               [0.1 + 0.9 * c(t % 3, 3) for t in range(5)], rtol=1e-15)
+    # step(epoch) with a float epoch, as in `scheduler.step(epoch + i / iters)`
+    lrs, scheduler = warm_restarts_lrs(mg, [0.5, 2.5, 6.25, 1.0], T_0=2, T_mult=2)
+    # epoch 2.5: second period (starts at 2, length 4), 0.5 into it; 6.25: third period (starts at 6, length 8)
+    expected = [c(0, 2), c(0.5, 2), c(0.5, 4), c(0.25, 8), c(1.0, 2)]
+    np.testing.assert_allclose([lr[0] for lr in lrs], expected, rtol=1e-15)
+    lrs, _ = warm_restarts_lrs(mg, [5.5], T_0=2)
+    assert lrs[1][0] == pytest.approx(c(1.5, 2), rel=1e-15)  # T_mult=1: epoch mod T_0
+    for bad in (dict(T_0=0), dict(T_0=2.0), dict(T_0=2, T_mult=0), dict(T_0=2, eta_min="0")):
+        with pytest.raises(ValueError):
+            warm_restarts_lrs(mg, [], **bad)
+    with pytest.raises(ValueError, match="non-negative epoch"):
+        warm_restarts_lrs(mg, [-1], T_0=2)
+
+
+@needs_torch
+@pytest.mark.parametrize("kwargs,steps", [
+    (dict(T_0=3), [None] * 10),
+    (dict(T_0=2, T_mult=2, eta_min=0.01), [None] * 20),
+    (dict(T_0=2, T_mult=3), [None, 0.3, 1.7, 2.0, 5.99, 8.0, 26.5, None, None, 3, 30.25]),
+    (dict(T_0=5, eta_min=0.2), [i + j / 4 for i in range(3) for j in range(4)] + [None, None]),
+])
+def test_warm_restarts_match_pytorch(kwargs, steps):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's deprecation warning for step(epoch)
+        ours, s1 = warm_restarts_lrs(mg, steps, **kwargs)
+        theirs, s2 = warm_restarts_lrs(torch, steps, **kwargs)
+    np.testing.assert_allclose(np.array(ours), np.array(theirs), rtol=1e-15, atol=0)
+    assert (s1.T_i, s1.T_cur, s1.last_epoch) == (s2.T_i, s2.T_cur, s2.last_epoch)

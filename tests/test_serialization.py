@@ -1,6 +1,9 @@
 """mg.save / mg.load: bit-exact round trips, atomic writes, clear errors, and no pickle."""
+import io
+import json
 import os
 import pickle
+import zipfile
 
 import numpy as np
 import pytest
@@ -264,3 +267,63 @@ def test_no_pickle_is_used(tmp_path, monkeypatch):
     with np.load(tmp_path / "c", allow_pickle=False) as npz:  # every entry loads without pickle
         for name in npz.files:
             assert npz[name].dtype != object
+
+
+# ---- mg.load on malformed files ----------------------------------------------------------------
+def _write_archive(path, index=None, entries=None, raw_index=None):
+    """An .npz with a hand-made '__minigrad__' index, as a hostile or broken file could hold."""
+    with zipfile.ZipFile(path, "w") as archive:
+        data = raw_index if raw_index is not None else json.dumps(index).encode()
+        for name, array in {"__minigrad__": np.frombuffer(data, dtype=np.uint8), **(entries or {})}.items():
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, array, allow_pickle=False)
+            archive.writestr(name + ".npy", buffer.getvalue())
+    return path
+
+
+def _index(tree):
+    return {"format": "minigrad-checkpoint", "version": 1, "tree": tree}
+
+
+@pytest.mark.parametrize("tree", [
+    {"dict": 5}, {"dict": [[1]]}, {"dict": [[[1], 2]]}, {"list": 5}, {"tuple": "ab"}, {"tensor": ["w"]},
+    {"tensor": 3}, {"ndarray": None}, {"scalar": {"a": 1}}, {"unknown": 1}, {"dict": [], "list": []}, [1, 2],
+    {"tensor": "missing"},
+])
+def test_a_wrongly_structured_index_is_a_checkpoint_error_naming_the_file(tmp_path, tree):
+    path = _write_archive(tmp_path / "bad.npz", _index(tree), {"w": np.zeros(2)})
+    with pytest.raises(mg.CheckpointError, match="bad.npz"):
+        mg.load(path)
+
+
+def _nested_index(depth):
+    return ('{"format": "minigrad-checkpoint", "version": 1, "tree": ' + '{"list": [' * depth + "null"
+            + "]}" * depth + "}").encode()
+
+
+def test_a_deeply_nested_index_is_a_checkpoint_error_not_a_recursion_error(tmp_path):
+    with pytest.raises(mg.CheckpointError, match="deep.npz.*nested"):  # too deep for Python's JSON parser
+        mg.load(_write_archive(tmp_path / "deep.npz", raw_index=_nested_index(100_000)))
+    with pytest.raises(mg.CheckpointError, match="mid.npz.*nested deeper"):  # parses, but no checkpoint nests so
+        mg.load(_write_archive(tmp_path / "mid.npz", raw_index=_nested_index(100)))
+
+
+def test_an_index_of_the_wrong_dtype_and_a_tensor_of_an_unsupported_dtype_are_refused(tmp_path):
+    path = tmp_path / "c.npz"
+    _write_archive(path, _index({"tensor": "w"}), {"w": np.array([1j])})
+    with pytest.raises(mg.CheckpointError, match="c.npz.*complex128"):
+        mg.load(path)
+
+
+def test_loading_a_directory_is_a_clear_error(tmp_path):
+    with pytest.raises(mg.CheckpointError, match="is a directory, not a checkpoint file"):
+        mg.load(tmp_path)
+
+
+def test_save_refuses_what_load_would_refuse_as_too_deep(tmp_path):
+    deep = []
+    for _ in range(100):
+        deep = [deep]
+    with pytest.raises(ValueError, match="save: the structure nests deeper than 64 levels"):
+        mg.save(deep, tmp_path / "deep.npz")
+    assert not os.listdir(tmp_path)

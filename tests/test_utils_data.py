@@ -1,4 +1,5 @@
 """minigrad.utils.data: datasets, samplers, DataLoader, collate and random_split, as PyTorch."""
+import tracemalloc
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -6,8 +7,8 @@ import pytest
 
 import minigrad as mg
 from minigrad.utils.data import (
-    BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler, Subset, TensorDataset, default_collate,
-    random_split,
+    BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler, Subset, TensorDataset, WeightedRandomSampler,
+    default_collate, random_split,
 )
 
 try:
@@ -210,3 +211,135 @@ def test_training_loop_with_a_loader():
             opt.step()
     accuracy = (model(X).argmax(dim=1) == Y).float().mean().item()
     assert accuracy > 0.9
+
+
+# ---- samplers that draw lazily -------------------------------------------------------------------
+def test_an_infinite_random_sampler_draws_a_chunk_at_a_time():
+    data = TensorDataset(mg.arange(1000), mg.arange(1000) * 2)
+    sampler = RandomSampler(data, replacement=True, num_samples=int(1e10))
+    assert len(sampler) == 10 ** 10
+    loader = DataLoader(data, batch_size=8, sampler=sampler, pin_memory=True)
+    assert len(loader) == 10 ** 10 // 8
+    tracemalloc.start()
+    try:
+        batches = iter(loader)
+        for _ in range(200):
+            x, y = next(batches)
+            assert x.shape == (8,) and (y.numpy() == 2 * x.numpy()).all()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 ** 20, f"iterating 1,600 samples of an infinite sampler peaked at {peak} bytes"
+    # iter(loader) again starts a fresh pass; the same seed gives the same one
+    mg.manual_seed(0)
+    first = next(iter(loader))[0].tolist()
+    mg.manual_seed(0)
+    assert next(iter(loader))[0].tolist() == first
+    # without replacement an infinite sampler chains whole permutations, also lazily
+    chained = iter(RandomSampler(range(10), num_samples=int(1e10)))
+    blocks = [sorted(next(chained) for _ in range(10)) for _ in range(3)]
+    assert blocks == [list(range(10))] * 3
+
+
+def test_random_sampler_with_an_explicit_generator_is_lazy_and_reproducible():
+    def draw(seed, count):
+        it = iter(RandomSampler(range(7), replacement=True, num_samples=int(1e12),
+                                generator=mg.Generator().manual_seed(seed)))
+        return [next(it) for _ in range(count)]
+
+    assert draw(3, 100) == draw(3, 100) and draw(3, 100)[:40] == draw(3, 40)
+    assert set(draw(3, 100)) == set(range(7))
+    with pytest.raises(ValueError, match="empty data source"):
+        list(RandomSampler([], replacement=True, num_samples=3))
+
+
+def test_weighted_random_sampler():
+    mg.manual_seed(0)
+    draws = list(WeightedRandomSampler([0.0, 1.0, 0.0, 3.0], 8000))
+    counts = np.bincount(draws, minlength=4) / len(draws)
+    assert counts[0] == counts[2] == 0  # zero weight: never drawn
+    np.testing.assert_allclose(counts, [0, 0.25, 0, 0.75], atol=0.02)
+    distinct = list(WeightedRandomSampler(mg.tensor([1.0, 1.0, 5.0, 1.0]), 4, replacement=False))
+    assert sorted(distinct) == [0, 1, 2, 3]
+    def first(count, seed):  # a huge num_samples costs nothing until drawn
+        sampler = WeightedRandomSampler([1.0, 2.0], int(1e12), generator=mg.Generator().manual_seed(seed))
+        assert len(sampler) == 10 ** 12
+        it = iter(sampler)
+        return [next(it) for _ in range(count)]
+
+    assert first(100, 0) == first(100, 0) and set(first(100, 0)) == {0, 1} and first(100, 1) != first(100, 0)
+    for bad, message in [(([1.0], 0), "num_samples must be a positive integer"),
+                         (([1.0], 2, 1), "replacement must be a bool"),
+                         (([[1.0]], 2), "1-d sequence"), (([-1.0, 1.0], 2), "negative"),
+                         (([0.0, 0.0], 2), "sum to 0"), (([1.0, 1.0], 3, False), "without replacement")]:
+        with pytest.raises(ValueError, match=message):
+            WeightedRandomSampler(*bad)
+
+
+@needs_torch
+def test_sampler_errors_have_pytorchs_types():
+    for lib in (mg, torch):
+        data = lib.utils.data
+        for bad in (dict(num_samples=0), dict(num_samples=1.5)):
+            with pytest.raises(ValueError):
+                data.RandomSampler(range(3), **bad)
+        with pytest.raises(TypeError):
+            data.RandomSampler(range(3), replacement=1)
+        with pytest.raises(ValueError):
+            data.WeightedRandomSampler([1.0], 0)
+        with pytest.raises(ValueError):
+            data.WeightedRandomSampler([[1.0]], 2)
+        assert len(data.RandomSampler(range(3), replacement=True, num_samples=int(1e10))) == 10 ** 10
+
+# ---- streams and concatenation -------------------------------------------------------------------
+class Countdown(mg.utils.data.IterableDataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return iter(range(self.n, 0, -1))
+
+
+def test_an_iterable_dataset_is_batched_in_its_own_order():
+    assert [b.tolist() for b in DataLoader(Countdown(7), batch_size=3)] == [[7, 6, 5], [4, 3, 2], [1]]
+    assert [b.tolist() for b in DataLoader(Countdown(7), batch_size=3, drop_last=True)] == [[7, 6, 5], [4, 3, 2]]
+    assert list(DataLoader(Countdown(3), batch_size=None)) == [3, 2, 1]
+    for option in (dict(shuffle=True), dict(sampler=[0, 1]), dict(batch_sampler=[[0]])):
+        with pytest.raises(ValueError, match="IterableDataset: expected unspecified"):
+            DataLoader(Countdown(3), **option)
+    with pytest.raises(TypeError):  # a stream without __len__ has no length, as in PyTorch
+        len(DataLoader(Countdown(3), batch_size=2))
+    assert mg.utils.data.get_worker_info() is None
+
+
+def test_concatenated_datasets():
+    a, b = TensorDataset(mg.arange(3)), TensorDataset(mg.arange(10, 12))
+    both = a + b
+    assert isinstance(both, mg.utils.data.ConcatDataset) and len(both) == 5 and both.cumulative_sizes == [3, 5]
+    assert [both[i][0].item() for i in range(5)] == [0, 1, 2, 10, 11] and both[-1][0].item() == 11
+    with pytest.raises(IndexError, match="index 5 is out of range"):
+        both[5]
+    with pytest.raises(ValueError, match="empty"):
+        mg.utils.data.ConcatDataset([])
+    with pytest.raises(TypeError, match="IterableDataset"):
+        mg.utils.data.ConcatDataset([Countdown(2)])
+    assert sorted(i for batch in DataLoader(both, batch_size=2, shuffle=True) for i in batch[0].tolist()) == \
+        [0, 1, 2, 10, 11]
+
+
+@needs_torch
+def test_streams_and_concatenation_match_pytorch():
+    for lib in (mg, torch):
+        data = lib.utils.data
+
+        class Stream(data.IterableDataset):
+            def __iter__(self):
+                return iter([lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0]), lib.tensor([5.0, 6.0])])
+
+            def __len__(self):
+                return 3
+
+        loader = data.DataLoader(Stream(), batch_size=2)
+        assert len(loader) == 2 and [b.tolist() for b in loader] == [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0]]]
+        both = data.TensorDataset(lib.arange(3)) + data.TensorDataset(lib.arange(10, 12))
+        assert both.cumulative_sizes == [3, 5] and both[3][0].item() == 10 and both[-2][0].item() == 10

@@ -9,13 +9,14 @@
 
 The primitive ops in minigrad/ops/ are written one level down, on NumPy arrays
 (`minigrad.function.Function`); see function.py here for how the two levels meet.
+`autograd.variable.Variable` (old code's wrapper: Variable(t) is t detached) is the PyTorch surface's
+minigrad/torch_compat/autograd_variable.py, bound here when minigrad is imported.
 """
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from .function import Function, FunctionCtx, once_differentiable
 from . import functional  # jacobian, hessian, vjp, jvp, hvp, vhp
 from .backprop import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .variable import Variable  # old code's wrapper: Variable(t) is t detached
 
 __all__ = [
     "Function", "FunctionCtx", "once_differentiable", "grad", "backward", "gradcheck", "gradgradcheck", "GradcheckError",

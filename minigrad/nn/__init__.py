@@ -12,7 +12,10 @@
     transformer.py  TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder,
                     Transformer (PyTorch's)
     utils.py        clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters
-    parallel.py     DataParallel (on the CPU, the module itself), DistributedDataParallel (refused)
+
+PyTorch's paths `nn.modules.<file>` and `nn.parallel` (DataParallel, DistributedDataParallel) are the
+PyTorch surface's modules minigrad/torch_compat/nn_modules/ and nn_parallel.py, bound here by
+minigrad/torch_compat/import_alias.py when minigrad is imported.
 """
 from . import functional, init
 from .attention import MultiheadAttention
@@ -28,8 +31,6 @@ from .transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
 from . import utils
-from . import modules  # PyTorch's paths: torch.nn.modules.linear.Linear is nn.Linear
-from . import parallel  # DataParallel (the module itself on the CPU), DistributedDataParallel (refused)
 
 
 # PyTorch layers minigrad leaves out on purpose (README: Non-goals): asking for one says so, instead of

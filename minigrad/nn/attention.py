@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import dtype as _dtype
 from .. import ops
-from ..backends.cuda import SDPBackend, sdpa_kernel  # noqa: F401  (torch.nn.attention's names; one kernel here)
+from ..torch_compat.backends.cuda import SDPBackend, sdpa_kernel  # noqa: F401  (torch.nn.attention's names; one kernel here)
 from ..errors import ShapeError
 from ..ops.util import require_floating
 from ..tensor import Tensor

@@ -25,7 +25,7 @@ from .layers import GELU, Dropout, LayerNorm, Linear, ReLU
 from .masks import generate_square_subsequent_mask
 from .module import Module
 from . import init
-from ..backends import mha  # torch.backends.mha: the switch for the inference path below
+from ..torch_compat.backends import mha  # torch.backends.mha: the switch for the inference path below
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 

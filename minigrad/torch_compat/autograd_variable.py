@@ -1,7 +1,8 @@
 """torch.autograd.Variable: the wrapper of PyTorch before 0.4, kept for old code (the first Annotated
 Transformer writes `Variable(subsequent_mask(...))`). Today a Tensor is what a Variable was:
 Variable(t) is t detached (the same storage, a new leaf), requiring grad if asked, and every Tensor
-is an instance of Variable, as in PyTorch."""
+is an instance of Variable, as in PyTorch. This module is `minigrad.autograd.variable`
+(minigrad/torch_compat/import_alias.py: RELOCATED)."""
 from ..tensor import Tensor
 
 

@@ -1,4 +1,4 @@
 """torch.nn.modules.module: the Module base class (minigrad/nn/module.py)."""
-from ..module import Module
+from ...nn.module import Module
 
 __all__ = ["Module"]

@@ -4,7 +4,7 @@ PyTorch code names devices everywhere (`torch.zeros(3, device="cpu")`, `x.to(dev
 minigrad understands the names: a `device` object can name any
 device type PyTorch knows, as in PyTorch, but a tensor can only be put on the CPU. Every creation
 function and `Tensor.to` pass their `device=` argument through `check_device`, the one place that
-says so. (`torch.cuda.is_available()` and its neighbours are in minigrad/cuda/.)
+says so. (`torch.cuda.is_available()` and its neighbours are in minigrad/torch_compat/cuda/.)
 """
 
 # The device types PyTorch accepts in a device string (a misspelt one is an error, as there).

@@ -2,7 +2,7 @@
 themselves on minigrad (as PyTorch's do without CUDA), so code written for mixed precision on a GPU
 runs unchanged in float32."""
 from .. import amp as _amp
-from .. import dtype as _dtype
+from ... import dtype as _dtype
 
 
 class autocast(_amp.autocast):  # noqa: N801  (PyTorch's name)

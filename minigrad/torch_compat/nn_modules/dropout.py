@@ -1,4 +1,4 @@
 """torch.nn.modules.dropout: Dropout (minigrad/nn/layers.py)."""
-from ..layers import Dropout
+from ...nn.layers import Dropout
 
 __all__ = ["Dropout"]

@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from ..tensor import Tensor
+from ...tensor import Tensor
 
 _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"  # an optimizer's stage since the last update()
 

@@ -4,7 +4,8 @@ PyTorch defines its layers in files under torch/nn/modules/ (linear.py, activati
 code written for it sometimes names those paths: `from torch.nn.modules.activation import
 MultiheadAttention`, `isinstance(m, torch.nn.modules.linear.Linear)`. minigrad keeps its layers
 where its own layout puts them (minigrad/nn/layers.py, attention.py, ...); each file here only
-re-exports them under PyTorch's file name, so both paths give the same class object.
+re-exports them under PyTorch's file name, so both paths give the same class object. This package is
+`minigrad.nn.modules` (minigrad/torch_compat/import_alias.py: RELOCATED).
 """
 from . import activation, container, dropout, flatten, linear, loss, module, normalization, sparse, transformer
 from .activation import GELU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid, SiLU, Softmax, Tanh

@@ -1,4 +1,4 @@
 """torch.nn.modules.sparse: Embedding (minigrad/nn/layers.py)."""
-from ..layers import Embedding
+from ...nn.layers import Embedding
 
 __all__ = ["Embedding"]

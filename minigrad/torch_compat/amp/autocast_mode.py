@@ -17,7 +17,7 @@ without a GPU, which minigrad follows:
 import functools
 import warnings
 
-from .. import dtype as _dtype
+from ... import dtype as _dtype
 from ..device import _KNOWN_TYPES
 
 _GPU_TYPES = ("cuda", "xpu", "hip", "mps", "hpu", "xla", "mtia", "ipu", "privateuseone")

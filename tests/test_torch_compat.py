@@ -1,20 +1,20 @@
-"""The torch.* surface that real PyTorch training code touches besides the math (issue 21).
+"""The PyTorch surface (minigrad/torch_compat/): what real PyTorch training code touches besides the math.
 
-Binding `torch` to minigrad however the code imports submodules; torch.nn.modules.<file> paths;
-torch.compile, torch.jit, torch.onnx; torch.backends flags; torch.cuda / torch.cpu; bfloat16 as a
-name refused when used; torch.amp's autocast and GradScaler; Generator objects and the RNG state;
-CosineAnnealingWarmRestarts; samplers that draw lazily (an "infinite" RandomSampler).
+Binding `torch` to minigrad however the code imports submodules; the relocated modules under PyTorch's
+paths (minigrad.cuda is minigrad.torch_compat.cuda); torch.nn.modules.<file> paths; torch.compile,
+torch.jit, torch.onnx; torch.backends flags; torch.cuda / torch.cpu; torch.amp's autocast and
+GradScaler; the default device and the determinism switch.
 
 Every behaviour has a check with values known independently (hand-computed, or a property that
 holds whatever the draws); where PyTorch is installed, the same code also runs on it and the two
 are compared.
 """
+import importlib
 import inspect
 import math
 import subprocess
 import sys
 import textwrap
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -22,9 +22,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn, optim
-from minigrad.utils.data import (
-    DataLoader, RandomSampler, SubsetRandomSampler, TensorDataset, WeightedRandomSampler, random_split,
-)
+from minigrad.torch_compat import import_alias
 
 try:
     import torch
@@ -32,10 +30,8 @@ except ImportError:  # the comparisons skip; the rest runs
     torch = None
 
 needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed (the comparison needs it)")
-LIBRARIES = [mg] + ([torch] if torch is not None else [])
 
-
-# ---- 1. `sys.modules["torch"] = minigrad`, then any form of submodule import ---------------------
+# ---- `sys.modules["torch"] = minigrad`, then any form of submodule import ------------------------
 def run_bound_to_minigrad(code):
     """Run `code` in a fresh interpreter where the name `torch` is bound to minigrad (no real PyTorch loaded)."""
     prologue = "import sys, minigrad\nsys.modules['torch'] = minigrad\n"
@@ -104,7 +100,37 @@ def test_the_finder_leaves_other_names_alone():
     assert out.split() == ["refused", "True", "minigrad.nn"]
 
 
-# ---- 2. torch.nn.modules.<file>.<Class> --------------------------------------------------------
+
+def test_the_relocated_modules_are_the_modules_at_pytorchs_paths():
+    """minigrad.cuda is minigrad.torch_compat.cuda, and so on for every entry of import_alias.RELOCATED and
+    their submodules: one module object under both names, whichever is imported first."""
+    for path, home in import_alias.RELOCATED.items():
+        module = importlib.import_module(f"minigrad.torch_compat.{home}")
+        assert importlib.import_module(f"minigrad.{path}") is module, path
+        parent, _, name = path.rpartition(".")
+        holder = importlib.import_module(f"minigrad.{parent}" if parent else "minigrad")
+        assert getattr(holder, name) is module or (path, mg.device) == ("device", mg.torch_compat.device.device), path
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import sys
+        import minigrad.cuda.amp, minigrad.backends.cudnn, minigrad.nn.modules.linear, minigrad.device
+        from minigrad.nn.parallel import DistributedDataParallel
+        from minigrad.autograd.variable import Variable
+        import minigrad
+        from minigrad.torch_compat import import_alias
+        copies = [name for name, module in list(sys.modules.items()) if name.startswith("minigrad.")
+                  and module is not sys.modules.get(import_alias.relocated(name))]
+        print(copies, all("minigrad." + path in sys.modules for path in import_alias.RELOCATED))
+        print(minigrad.cuda.amp is minigrad.torch_compat.cuda.amp, minigrad.backends.cudnn.__name__,
+              minigrad.nn.modules.linear.Linear is minigrad.nn.Linear,
+              DistributedDataParallel is minigrad.nn.parallel.DistributedDataParallel,
+              Variable is minigrad.autograd.Variable and isinstance(minigrad.ones(1), Variable),
+              minigrad.device is minigrad.torch_compat.device.device,
+              sys.modules["minigrad.device"] is minigrad.torch_compat.device)
+    """)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[] True", "True minigrad.torch_compat.backends.cudnn True True True True True"]
+
+# ---- torch.nn.modules.<file>.<Class> -------------------------------------------------------------
 PYTORCH_PATHS = {
     "linear": ["Linear", "Identity"], "activation": ["MultiheadAttention", "GELU", "ReLU", "SiLU", "Tanh",
                                                      "Sigmoid", "Softmax", "LogSoftmax"],
@@ -136,7 +162,7 @@ def test_every_minigrad_layer_is_where_pytorch_keeps_it():
         assert getattr(getattr(nn.modules, file, None), name, None) is cls, f"torch.nn.modules.{file}.{name}"
 
 
-# ---- 3. compile, jit, onnx, backends, cuda, cpu ----------------------------------------------------
+# ---- compile, jit, onnx, backends, cuda, cpu -----------------------------------------------------
 def test_compile_returns_the_model_or_function_itself():
     model = nn.Linear(2, 2)
     assert mg.compile(model) is model
@@ -253,24 +279,6 @@ def test_cuda_and_cpu_namespaces():
     mg.cuda.manual_seed(1), mg.cuda.manual_seed_all(1), mg.cuda.empty_cache()  # no-ops: no GPU
     np.testing.assert_array_equal(mg.get_rng_state().numpy(), state.numpy())  # the CPU generator is untouched
     assert mg.cpu.is_available() and mg.cpu.device_count() == 1 and mg.cpu.synchronize() is None
-
-
-# ---- bfloat16: a name, refused when used --------------------------------------------------------
-def test_bfloat16_is_a_name_that_is_refused_when_used():
-    assert repr(mg.bfloat16) == "minigrad.bfloat16" and mg.bfloat16 != mg.float32 and mg.bfloat16 is not None
-    dtype = mg.bfloat16 if mg.cuda.is_available() and mg.cuda.is_bf16_supported() else mg.float32  # nanoGPT's line
-    assert dtype == mg.float32
-    uses = [lambda: mg.zeros(2, dtype=mg.bfloat16), lambda: mg.ones(2).to(mg.bfloat16),
-            lambda: mg.tensor([1.0], dtype=mg.bfloat16), lambda: mg.ones(2).type(mg.bfloat16),
-            lambda: nn.Linear(2, 2).to(mg.bfloat16), lambda: mg.tensor([1.0], dtype="bfloat16"),
-            lambda: mg.randn(2, dtype=mg.bfloat16)]
-    for use in uses:
-        with pytest.raises(TypeError, match="bfloat16 is not supported: NumPy has no bfloat16.*float32"):
-            use()
-    with pytest.raises(TypeError, match="set_default_dtype: minigrad.bfloat16 cannot be the default"):
-        mg.set_default_dtype(mg.bfloat16)
-    assert mg.get_default_dtype() == mg.float32
-
 
 # ---- torch.amp: autocast and GradScaler --------------------------------------------------------
 def test_autocast_runs_in_float32_where_pytorch_would_disable_it():
@@ -409,342 +417,7 @@ def test_grad_scaler_matches_pytorch_step_for_step():
         cuda_scaler = torch.amp.GradScaler("cuda", enabled=True)
     assert cuda_scaler.is_enabled() is False and cuda_scaler.state_dict() == {}
 
-
-# ---- Generator objects and the RNG state ----------------------------------------------------
-DRAWS = {
-    "randn": lambda g: mg.randn(3, 2, generator=g),
-    "rand": lambda g: mg.rand(4, generator=g),
-    "randint": lambda g: mg.randint(0, 100, (5,), generator=g),
-    "randperm": lambda g: mg.randperm(10, generator=g),
-    "multinomial": lambda g: mg.multinomial(mg.tensor([0.2, 0.3, 0.5]), 6, replacement=True, generator=g),
-    "normal_": lambda g: mg.empty(4).normal_(generator=g),
-    "uniform_": lambda g: mg.empty(4).uniform_(-1, 1, generator=g),
-    "init.trunc_normal_": lambda g: nn.init.trunc_normal_(mg.empty(2, 3), generator=g),
-    "init.kaiming_uniform_": lambda g: nn.init.kaiming_uniform_(mg.empty(2, 3), generator=g),
-}
-
-
-@pytest.mark.parametrize("draw", sorted(DRAWS))
-def test_a_generator_gives_the_same_draws_for_the_same_seed_whatever_else_runs(draw):
-    mg.manual_seed(0)
-    first = DRAWS[draw](mg.Generator().manual_seed(42)).numpy().copy()
-    mg.randn(7), mg.rand(3)  # draws from the default generator in between change nothing
-    mg.manual_seed(123)
-    again = DRAWS[draw](mg.Generator().manual_seed(42)).numpy()
-    np.testing.assert_array_equal(again, first)
-    other = DRAWS[draw](mg.Generator().manual_seed(43)).numpy()
-    assert not np.array_equal(other, first) or draw == "multinomial"  # 6 draws of 3 categories may repeat
-    # and drawing from a generator leaves the default generator's stream as it was
-    mg.manual_seed(5)
-    expected = mg.randn(3).numpy().copy()
-    mg.manual_seed(5)
-    DRAWS[draw](mg.Generator().manual_seed(1))
-    np.testing.assert_array_equal(mg.randn(3).numpy(), expected)
-
-
-def test_generator_methods():
-    g = mg.Generator()
-    assert g.manual_seed(7) is g and g.initial_seed() == 7 and g.device == mg.device("cpu")
-    state = g.get_state()
-    assert state.dtype == mg.uint8 and state.ndim == 1
-    a = mg.randn(5, generator=g).numpy().copy()
-    assert g.set_state(state) is g
-    np.testing.assert_array_equal(mg.randn(5, generator=g).numpy(), a)  # the same draws again
-    assert g.initial_seed() == 7
-    seed = g.seed()
-    assert g.initial_seed() == seed and 0 <= seed < 2 ** 64
-    assert mg.Generator().manual_seed(-1).initial_seed() == 2 ** 64 - 1  # negative seeds wrap, as PyTorch's
-    with pytest.raises(TypeError, match="expected an int seed"):
-        g.manual_seed(1.5)
-    with pytest.raises(ValueError, match="outside the 64-bit range"):
-        g.manual_seed(2 ** 64)
-    with pytest.raises(TypeError, match="uint8"):
-        g.set_state(mg.zeros(3))
-    with pytest.raises(RuntimeError, match="not one"):
-        g.set_state(mg.zeros(3, dtype=mg.uint8))
-    with pytest.raises(TypeError, match="generator must be a minigrad.Generator"):
-        mg.randn(2, generator=3)
-    with pytest.raises(ValueError, match="runs on the CPU only"):
-        mg.Generator("cuda")
-
-
-def test_default_generator_seed_and_state():
-    assert mg.manual_seed(11) is mg.default_generator and mg.initial_seed() == 11
-    assert mg.manual_seed(2.9).initial_seed() == 2  # a float seed is truncated, as torch.manual_seed does
-    state = mg.get_rng_state()
-    a = mg.randn(4).numpy().copy()
-    b = mg.rand(3).numpy().copy()
-    mg.set_rng_state(state)
-    np.testing.assert_array_equal(mg.randn(4).numpy(), a)
-    np.testing.assert_array_equal(mg.rand(3).numpy(), b)
-    assert mg.random.get_rng_state is mg.get_rng_state and mg.random.manual_seed is mg.manual_seed
-    seed = mg.seed()
-    assert mg.initial_seed() == seed
-    mg.manual_seed(3)
-    expected = mg.randn(2).numpy().copy()
-    mg.manual_seed(3)
-    with mg.random.fork_rng():
-        mg.randn(10)
-    np.testing.assert_array_equal(mg.randn(2).numpy(), expected)
-    # the state survives a checkpoint
-    mg.manual_seed(4)
-    saved = mg.get_rng_state()
-    first = mg.randn(3).numpy().copy()
-    import io
-    buffer = io.BytesIO()
-    mg.save({"rng": saved}, buffer)
-    buffer.seek(0)
-    mg.set_rng_state(mg.load(buffer)["rng"])
-    np.testing.assert_array_equal(mg.randn(3).numpy(), first)
-
-
-@needs_torch
-def test_generator_api_behaves_as_pytorchs():
-    for lib in (mg, torch):
-        g = lib.Generator()
-        assert g.manual_seed(5) is g and g.initial_seed() == 5
-        assert lib.Generator().manual_seed(-1).initial_seed() == 2 ** 64 - 1
-        assert lib.manual_seed(3.7).initial_seed() == 3 and lib.initial_seed() == 3
-        state = lib.get_rng_state()
-        assert state.dtype == lib.uint8 and state.ndim == 1
-        a = lib.randn(3)
-        lib.set_rng_state(state)
-        assert lib.equal(lib.randn(3), a)
-        g.manual_seed(9)
-        loader = lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(10)), batch_size=5, shuffle=True,
-                                           generator=g)
-        first = [b[0].tolist() for b in loader]
-        g.manual_seed(9)
-        assert [b[0].tolist() for b in loader] == first
-        with pytest.raises((TypeError, RuntimeError)):
-            g.set_state(lib.zeros(3))
-
-
-def test_data_loading_with_a_generator():
-    data = TensorDataset(mg.arange(20))
-
-    def epoch(loader):
-        return [i for batch in loader for i in batch[0].tolist()]
-
-    g = mg.Generator().manual_seed(0)
-    loader = DataLoader(data, batch_size=6, shuffle=True, generator=g)
-    first = epoch(loader)
-    second = epoch(loader)
-    assert sorted(first) == sorted(second) == list(range(20)) and first != second
-    g.manual_seed(0)
-    assert epoch(loader) == first and epoch(loader) == second
-    parts = random_split(range(10), [0.5, 0.5], generator=mg.Generator().manual_seed(1))
-    again = random_split(range(10), [0.5, 0.5], generator=mg.Generator().manual_seed(1))
-    assert [list(p) for p in parts] == [list(p) for p in again]
-    assert sorted(list(parts[0]) + list(parts[1])) == list(range(10))
-    subset = SubsetRandomSampler([3, 5, 7], generator=mg.Generator().manual_seed(2))
-    assert sorted(subset) == [3, 5, 7]
-    with pytest.raises(TypeError, match="RandomSampler: generator must be a minigrad.Generator"):
-        DataLoader(data, shuffle=True, generator="seed")
-
-
-def test_shuffling_does_not_depend_on_what_the_epoch_draws():
-    """As PyTorch: each pass seeds its own generator from the default one, so dropout's draws during the
-    epoch do not change which samples come next."""
-    loader = DataLoader(TensorDataset(mg.arange(40)), batch_size=4, shuffle=True)
-    mg.manual_seed(0)
-    quiet = [b[0].tolist() for b in loader]
-    mg.manual_seed(0)
-    busy = []
-    for batch in loader:
-        busy.append(batch[0].tolist())
-        mg.randn(100)  # what a training step with dropout would draw
-    assert busy == quiet
-
-
-# ---- 4. CosineAnnealingWarmRestarts --------------------------------------------------------------
-def warm_restarts_lrs(lib, steps, **kwargs):
-    """lr after construction and after each entry of `steps` (None: step(); a number: step(epoch))."""
-    w = lib.nn.Parameter(lib.zeros(1))
-    opt = lib.optim.SGD([{"params": [w]}, {"params": [lib.nn.Parameter(lib.zeros(1))], "lr": 0.5}], lr=1.0)
-    scheduler = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, **kwargs)
-    lrs = [scheduler.get_last_lr()]
-    for epoch in steps:
-        opt.step()
-        scheduler.step() if epoch is None else scheduler.step(epoch)
-        lrs.append(scheduler.get_last_lr())
-    return lrs, scheduler
-
-
-def test_warm_restarts_by_hand():
-    lrs, scheduler = warm_restarts_lrs(mg, [None] * 7, T_0=2, T_mult=2)
-    c = lambda t, T: (1 + math.cos(math.pi * t / T)) / 2  # noqa: E731
-    # periods of 2, then 4 steps: lr restarts at the base lr at steps 2 and 6
-    expected = [c(0, 2), c(1, 2), c(0, 4), c(1, 4), c(2, 4), c(3, 4), c(0, 8), c(1, 8)]
-    np.testing.assert_allclose([lr[0] for lr in lrs], expected, rtol=1e-15)
-    np.testing.assert_allclose([lr[1] for lr in lrs], [0.5 * e for e in expected], rtol=1e-15)
-    assert (scheduler.T_i, scheduler.T_cur, scheduler.last_epoch) == (8, 1, 7)
-    lrs, _ = warm_restarts_lrs(mg, [None] * 4, T_0=3, eta_min=0.1)
-    np.testing.assert_allclose([lr[0] for lr in lrs],
-                               [0.1 + 0.9 * c(t % 3, 3) for t in range(5)], rtol=1e-15)
-    # step(epoch) with a float epoch, as in `scheduler.step(epoch + i / iters)`
-    lrs, scheduler = warm_restarts_lrs(mg, [0.5, 2.5, 6.25, 1.0], T_0=2, T_mult=2)
-    # epoch 2.5: second period (starts at 2, length 4), 0.5 into it; 6.25: third period (starts at 6, length 8)
-    expected = [c(0, 2), c(0.5, 2), c(0.5, 4), c(0.25, 8), c(1.0, 2)]
-    np.testing.assert_allclose([lr[0] for lr in lrs], expected, rtol=1e-15)
-    lrs, _ = warm_restarts_lrs(mg, [5.5], T_0=2)
-    assert lrs[1][0] == pytest.approx(c(1.5, 2), rel=1e-15)  # T_mult=1: epoch mod T_0
-    for bad in (dict(T_0=0), dict(T_0=2.0), dict(T_0=2, T_mult=0), dict(T_0=2, eta_min="0")):
-        with pytest.raises(ValueError):
-            warm_restarts_lrs(mg, [], **bad)
-    with pytest.raises(ValueError, match="non-negative epoch"):
-        warm_restarts_lrs(mg, [-1], T_0=2)
-
-
-@needs_torch
-@pytest.mark.parametrize("kwargs,steps", [
-    (dict(T_0=3), [None] * 10),
-    (dict(T_0=2, T_mult=2, eta_min=0.01), [None] * 20),
-    (dict(T_0=2, T_mult=3), [None, 0.3, 1.7, 2.0, 5.99, 8.0, 26.5, None, None, 3, 30.25]),
-    (dict(T_0=5, eta_min=0.2), [i + j / 4 for i in range(3) for j in range(4)] + [None, None]),
-])
-def test_warm_restarts_match_pytorch(kwargs, steps):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PyTorch's deprecation warning for step(epoch)
-        ours, s1 = warm_restarts_lrs(mg, steps, **kwargs)
-        theirs, s2 = warm_restarts_lrs(torch, steps, **kwargs)
-    np.testing.assert_allclose(np.array(ours), np.array(theirs), rtol=1e-15, atol=0)
-    assert (s1.T_i, s1.T_cur, s1.last_epoch) == (s2.T_i, s2.T_cur, s2.last_epoch)
-
-
-# ---- 5. samplers that draw lazily ------------------------------------------------------------
-def test_an_infinite_random_sampler_draws_a_chunk_at_a_time():
-    data = TensorDataset(mg.arange(1000), mg.arange(1000) * 2)
-    sampler = RandomSampler(data, replacement=True, num_samples=int(1e10))
-    assert len(sampler) == 10 ** 10
-    loader = DataLoader(data, batch_size=8, sampler=sampler, pin_memory=True)
-    assert len(loader) == 10 ** 10 // 8
-    tracemalloc.start()
-    try:
-        batches = iter(loader)
-        for _ in range(200):
-            x, y = next(batches)
-            assert x.shape == (8,) and (y.numpy() == 2 * x.numpy()).all()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert peak < 2 ** 20, f"iterating 1,600 samples of an infinite sampler peaked at {peak} bytes"
-    # iter(loader) again starts a fresh pass; the same seed gives the same one
-    mg.manual_seed(0)
-    first = next(iter(loader))[0].tolist()
-    mg.manual_seed(0)
-    assert next(iter(loader))[0].tolist() == first
-    # without replacement an infinite sampler chains whole permutations, also lazily
-    chained = iter(RandomSampler(range(10), num_samples=int(1e10)))
-    blocks = [sorted(next(chained) for _ in range(10)) for _ in range(3)]
-    assert blocks == [list(range(10))] * 3
-
-
-def test_random_sampler_with_an_explicit_generator_is_lazy_and_reproducible():
-    def draw(seed, count):
-        it = iter(RandomSampler(range(7), replacement=True, num_samples=int(1e12),
-                                generator=mg.Generator().manual_seed(seed)))
-        return [next(it) for _ in range(count)]
-
-    assert draw(3, 100) == draw(3, 100) and draw(3, 100)[:40] == draw(3, 40)
-    assert set(draw(3, 100)) == set(range(7))
-    with pytest.raises(ValueError, match="empty data source"):
-        list(RandomSampler([], replacement=True, num_samples=3))
-
-
-def test_weighted_random_sampler():
-    mg.manual_seed(0)
-    draws = list(WeightedRandomSampler([0.0, 1.0, 0.0, 3.0], 8000))
-    counts = np.bincount(draws, minlength=4) / len(draws)
-    assert counts[0] == counts[2] == 0  # zero weight: never drawn
-    np.testing.assert_allclose(counts, [0, 0.25, 0, 0.75], atol=0.02)
-    distinct = list(WeightedRandomSampler(mg.tensor([1.0, 1.0, 5.0, 1.0]), 4, replacement=False))
-    assert sorted(distinct) == [0, 1, 2, 3]
-    def first(count, seed):  # a huge num_samples costs nothing until drawn
-        sampler = WeightedRandomSampler([1.0, 2.0], int(1e12), generator=mg.Generator().manual_seed(seed))
-        assert len(sampler) == 10 ** 12
-        it = iter(sampler)
-        return [next(it) for _ in range(count)]
-
-    assert first(100, 0) == first(100, 0) and set(first(100, 0)) == {0, 1} and first(100, 1) != first(100, 0)
-    for bad, message in [(([1.0], 0), "num_samples must be a positive integer"),
-                         (([1.0], 2, 1), "replacement must be a bool"),
-                         (([[1.0]], 2), "1-d sequence"), (([-1.0, 1.0], 2), "negative"),
-                         (([0.0, 0.0], 2), "sum to 0"), (([1.0, 1.0], 3, False), "without replacement")]:
-        with pytest.raises(ValueError, match=message):
-            WeightedRandomSampler(*bad)
-
-
-@needs_torch
-def test_sampler_errors_have_pytorchs_types():
-    for lib in (mg, torch):
-        data = lib.utils.data
-        for bad in (dict(num_samples=0), dict(num_samples=1.5)):
-            with pytest.raises(ValueError):
-                data.RandomSampler(range(3), **bad)
-        with pytest.raises(TypeError):
-            data.RandomSampler(range(3), replacement=1)
-        with pytest.raises(ValueError):
-            data.WeightedRandomSampler([1.0], 0)
-        with pytest.raises(ValueError):
-            data.WeightedRandomSampler([[1.0]], 2)
-        assert len(data.RandomSampler(range(3), replacement=True, num_samples=int(1e10))) == 10 ** 10
-
-
-# ---- neighbours: streams, concatenation, default device, determinism switch ----------------------
-class Countdown(mg.utils.data.IterableDataset):
-    def __init__(self, n):
-        self.n = n
-
-    def __iter__(self):
-        return iter(range(self.n, 0, -1))
-
-
-def test_an_iterable_dataset_is_batched_in_its_own_order():
-    assert [b.tolist() for b in DataLoader(Countdown(7), batch_size=3)] == [[7, 6, 5], [4, 3, 2], [1]]
-    assert [b.tolist() for b in DataLoader(Countdown(7), batch_size=3, drop_last=True)] == [[7, 6, 5], [4, 3, 2]]
-    assert list(DataLoader(Countdown(3), batch_size=None)) == [3, 2, 1]
-    for option in (dict(shuffle=True), dict(sampler=[0, 1]), dict(batch_sampler=[[0]])):
-        with pytest.raises(ValueError, match="IterableDataset: expected unspecified"):
-            DataLoader(Countdown(3), **option)
-    with pytest.raises(TypeError):  # a stream without __len__ has no length, as in PyTorch
-        len(DataLoader(Countdown(3), batch_size=2))
-    assert mg.utils.data.get_worker_info() is None
-
-
-def test_concatenated_datasets():
-    a, b = TensorDataset(mg.arange(3)), TensorDataset(mg.arange(10, 12))
-    both = a + b
-    assert isinstance(both, mg.utils.data.ConcatDataset) and len(both) == 5 and both.cumulative_sizes == [3, 5]
-    assert [both[i][0].item() for i in range(5)] == [0, 1, 2, 10, 11] and both[-1][0].item() == 11
-    with pytest.raises(IndexError, match="index 5 is out of range"):
-        both[5]
-    with pytest.raises(ValueError, match="empty"):
-        mg.utils.data.ConcatDataset([])
-    with pytest.raises(TypeError, match="IterableDataset"):
-        mg.utils.data.ConcatDataset([Countdown(2)])
-    assert sorted(i for batch in DataLoader(both, batch_size=2, shuffle=True) for i in batch[0].tolist()) == \
-        [0, 1, 2, 10, 11]
-
-
-@needs_torch
-def test_streams_and_concatenation_match_pytorch():
-    for lib in (mg, torch):
-        data = lib.utils.data
-
-        class Stream(data.IterableDataset):
-            def __iter__(self):
-                return iter([lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0]), lib.tensor([5.0, 6.0])])
-
-            def __len__(self):
-                return 3
-
-        loader = data.DataLoader(Stream(), batch_size=2)
-        assert len(loader) == 2 and [b.tolist() for b in loader] == [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0]]]
-        both = data.TensorDataset(lib.arange(3)) + data.TensorDataset(lib.arange(10, 12))
-        assert both.cumulative_sizes == [3, 5] and both[3][0].item() == 10 and both[-2][0].item() == 10
-
-
+# ---- the default device, the determinism switch --------------------------------------------------
 def test_default_device_and_determinism_switches():
     mg.set_default_device("cpu")
     mg.set_default_device(None)

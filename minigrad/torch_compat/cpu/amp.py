@@ -1,8 +1,8 @@
 """torch.cpu.amp's autocast and GradScaler: the "cpu" forms of minigrad.amp's. CPU autocast defaults to
 bfloat16, which minigrad cannot compute in, so it is refused unless enabled=False or the dtype is float32
-(see minigrad/amp/autocast_mode.py); the GradScaler scales exactly as PyTorch's."""
+(see minigrad/torch_compat/amp/autocast_mode.py); the GradScaler scales exactly as PyTorch's."""
 from .. import amp as _amp
-from .. import dtype as _dtype
+from ... import dtype as _dtype
 
 
 class autocast(_amp.autocast):  # noqa: N801  (PyTorch's name)

@@ -1,5 +1,5 @@
 """torch.nn.modules.container: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
 (minigrad/nn/containers.py)."""
-from ..containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from ...nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 
 __all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]

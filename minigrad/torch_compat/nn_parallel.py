@@ -1,11 +1,12 @@
 """torch.nn.parallel on the CPU: DataParallel wraps the module; DistributedDataParallel needs a
-process group, which minigrad never has (see minigrad/distributed.py).
+process group, which minigrad never has (see minigrad/torch_compat/distributed.py).
 
 PyTorch's DataParallel, when no GPU is available, keeps the module as `self.module` and calls it
 unchanged; its state_dict keys gain the prefix "module.", as here.
+This module is `minigrad.nn.parallel` (minigrad/torch_compat/import_alias.py: RELOCATED).
 """
-from .. import distributed
-from .module import Module
+from ..nn.module import Module
+from . import distributed
 
 
 class DataParallel(Module):

@@ -1,4 +1,4 @@
 """torch.nn.modules.normalization: LayerNorm (minigrad/nn/layers.py)."""
-from ..layers import LayerNorm
+from ...nn.layers import LayerNorm
 
 __all__ = ["LayerNorm"]

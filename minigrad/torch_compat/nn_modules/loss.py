@@ -1,4 +1,4 @@
 """torch.nn.modules.loss: the losses as modules (minigrad/nn/loss.py)."""
-from ..loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
+from ...nn.loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 
 __all__ = ["BCEWithLogitsLoss", "CrossEntropyLoss", "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss"]

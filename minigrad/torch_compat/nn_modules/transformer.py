@@ -1,5 +1,5 @@
 """torch.nn.modules.transformer: the Transformer modules (minigrad/nn/transformer.py)."""
-from ..transformer import (
+from ...nn.transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
 

@@ -2,8 +2,8 @@
 
 `if torch.cuda.is_available()` is False, `torch.cuda.is_bf16_supported()` is False, seeding and
 emptying the cache do nothing (PyTorch, too, ignores them without CUDA), and torch.cuda.amp's
-autocast and GradScaler warn and disable themselves as PyTorch's do (minigrad/amp/).
-Putting a tensor on "cuda" is a clear error (minigrad/device.py).
+autocast and GradScaler warn and disable themselves as PyTorch's do (minigrad/torch_compat/amp/).
+Putting a tensor on "cuda" is a clear error (minigrad/torch_compat/device.py).
 """
 from . import amp
 

@@ -1,4 +1,4 @@
 """torch.nn.modules.flatten: Flatten (minigrad/nn/layers.py)."""
-from ..layers import Flatten
+from ...nn.layers import Flatten
 
 __all__ = ["Flatten"]
