@@ -86,7 +86,7 @@ assert np.allclose(x.grad.numpy(), R.numpy() * np.exp(x.detach().numpy()))  # G_
 # PyTorch's `torch.autograd.Function`. `exp` is its own derivative, so the forward saves its output.
 
 # %%
-class Exp(mg.Function):
+class Exp(mg.Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         y = np.exp(x)
@@ -150,7 +150,7 @@ assert mg.gradcheck(lambda a, b: a @ b, (randn(3, 4), randn(4, 2)))
 # the shapes still fit, so nothing crashes; only the numbers are wrong. `gradcheck` notices.
 
 # %%
-class MatMulForgetsTranspose(mg.Function):
+class MatMulForgetsTranspose(mg.Function, arrays=True):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -506,7 +506,7 @@ assert all(abs(r["|grad| scaled"] / first["|grad| scaled"] - 1) < 0.1 for r in r
 # stacked attention blocks:
 
 # %%
-class ForgetfulSoftmax(mg.Function):
+class ForgetfulSoftmax(mg.Function, arrays=True):
     @staticmethod
     def forward(ctx, z):
         a = np.exp(z - z.max(axis=-1, keepdims=True))

@@ -123,7 +123,7 @@ def draw_gradient_graph(out_dir, skipped):
 def blame_demo():
     """A user-defined op whose backward forgets a term, hidden in a feed-forward layer."""
 
-    class BadSwish(mg.Function):  # swish(x) = x sigmoid(x)
+    class BadSwish(mg.Function, arrays=True):  # swish(x) = x sigmoid(x)
         @staticmethod
         def forward(ctx, x):
             s = 1 / (1 + np.exp(-x))

@@ -1,35 +1,52 @@
-"""The primitive op base class. One primitive op is one `Function` subclass with `forward` and `backward`.
+"""Function: the one base class of every differentiable op, minigrad's own and a user's.
 
-This is the array level: every op in minigrad/ops/ is one of these, and the engine's graph nodes are
-their instances. Users who write their own op in PyTorch's form, on Tensors, subclass
-`minigrad.autograd.Function`, which is built on this class (see minigrad/autograd/function.py): the
-same idea one level up. Here forward and backward see NumPy arrays:
-
-    class Cube(mg.Function):
+    class Cube(Function):                     # a user's op, in PyTorch's form (torch.autograd.Function)
         @staticmethod
-        def forward(ctx, x):            # x is a NumPy array
+        def forward(ctx, x):                  # x: a Tensor (ops in here record nothing)
             ctx.save_for_backward(x)
             return x ** 3
+
         @staticmethod
-        def backward(ctx, grad):        # dL/dx = 3 x^2 * dL/dy
+        def backward(ctx, grad):              # dL/dx = 3 x^2 dL/dy
             (x,) = ctx.saved_tensors
             return 3 * x ** 2 * grad
 
-    y = Cube.apply(x)                   # x, y are Tensors
+    class Exp(Function, arrays=True):         # minigrad/ops/unary.py: the same, on NumPy arrays
+        @staticmethod
+        def forward(ctx, x):                  # x: a NumPy array
+            y = np.exp(x)
+            ctx.save_for_backward(y)
+            return y
 
-`forward` receives NumPy arrays wherever the caller passed Tensors (other arguments pass through
-unchanged) and returns one array. `backward` receives dL/d(output), an array of the output's shape,
-and returns one gradient per positional input of `forward` (an array, or None where there is none).
-A gradient may have the broadcast shape of the op: the engine sums it back to the input's shape
-(`engine.sum_to_shape`), so no op reduces broadcast dimensions by hand.
+        @staticmethod
+        def backward(ctx, grad):              # d(e^x)/dx = e^x = y
+            (y,) = ctx.saved_tensors
+            return grad * y
 
-The Function instance itself is the `ctx` and becomes the output's `grad_fn`: the node of the graph.
+    y = Cube.apply(x)                         # x, y: Tensors; y.grad_fn is the graph's node
 
-For create_graph=True the engine runs a built-in op's backward a second way, on Tensors, so that the
-formula is recorded: the same `backward` where its arithmetic runs on Tensors as it is, else the op's
-`backward_differentiable`, written in minigrad ops (minigrad/higher_order.py). A user's array-level
-op like Cube above gives once-differentiable gradients there: differentiating them again raises.
+The two differ in one word, `arrays`: what forward and backward see.
+
+- arrays=True (minigrad's primitives and kernels): forward gets the NumPy arrays inside the Tensors
+  passed to apply (other arguments as they are) and returns one array; the Function instance itself
+  is `ctx` and becomes the output's `grad_fn`. backward gets dL/d(output) as an array at first order
+  and returns one gradient per positional input (None where there is none), possibly in the
+  broadcast shape of the op: the engine sums it back (`engine.sum_to_shape`). Given no Tensor at all,
+  apply is forward alone, arrays in and an array out: so a backward formula can call other primitives.
+- PyTorch's form (the default): forward gets the arguments as they are, Tensors included, under
+  no_grad, and returns a Tensor or a tuple of them; ctx is a FunctionCtx (save_for_backward,
+  needs_input_grad, mark_non_differentiable, set_materialize_grads; or forward without ctx and a
+  setup_context). Each differentiable output gets a node (CustomFunctionNode) that calls your backward
+  with one gradient Tensor per output.
+
+Either way there is ONE backward formula for every order. For create_graph=True the engine calls
+`backward_recorded`: an arrays op's formula runs again on Tensors (the saved arrays swapped for the
+Tensors they came from, `lift`), and NumPy hands its np.* calls to minigrad's ops
+(minigrad/numpy_protocol.py), so the formula is recorded; a kernel replays the composition it stands
+in for (`replay_composite`); a PyTorch-form backward runs with grad mode on. @once_differentiable
+marks a backward that cannot be recorded.
 """
+import functools
 import itertools
 import weakref
 
@@ -60,9 +77,9 @@ def node_class(cls):
     """
     made = cls.__dict__.get("_node_class")
     if made is None:
-        if cls.__module__.startswith("minigrad."):  # a built-in op: PyTorch's name, or ours + Backward0
+        if cls.arrays:  # one of minigrad's own ops: PyTorch's name, or ours + Backward0
             name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward0"
-        else:  # a user's own array-level op, named as PyTorch names a custom Function's node
+        else:  # a node of a Function in PyTorch's form, named as PyTorch names it
             name = f"{cls.__name__}Backward"
         made = type(name, (cls,), {"__module__": cls.__module__, "__qualname__": name, "op_class": cls})
         made._node_class = made  # its own node class: apply on it makes no third level
@@ -71,6 +88,13 @@ def node_class(cls):
 
 
 class Function:
+    arrays = False  # True: forward and backward see NumPy arrays (minigrad's own ops); False: Tensors
+
+    def __init_subclass__(cls, arrays=None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if arrays is not None:
+            cls.arrays = bool(arrays)
+
     # In-place safety: (tensor, its version when saved) for each input whose array forward saved,
     # and a weak reference to the output if forward saved the output itself. The engine compares
     # versions before running backward (check_saved_versions).
@@ -146,42 +170,37 @@ class Function:
         raise NotImplementedError("a Function subclass must define forward(ctx, ...)")
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        """PyTorch's other form: forward(*args) without ctx, and this to save what backward needs."""
+        raise NotImplementedError  # only called where a subclass defines it
+
+    @staticmethod
     def backward(ctx, grad):
         raise NotImplementedError("a Function subclass must define backward(ctx, grad)")
 
     def backward_recorded(self, output, grad):
-        """This node's backward on Tensors, recorded, for create_graph=True.
-
-        A primitive runs its one formula (`backward`) on the Tensors its forward saw (`lift`): NumPy
-        hands the formula's np.* calls on Tensors to minigrad's ops (minigrad/numpy_protocol.py). A
-        kernel differentiates the composition it stands in for (`replay_composite`). A user's
-        array-level op has only an array backward: its gradients come out once differentiable."""
+        """This node's backward on Tensors, recorded, for create_graph=True: a primitive's one formula
+        on the Tensors its forward saw (`lift`), or a kernel's composition replayed."""
         op = self.op_class or type(self)
         if op.composite is not None:
             return replay_composite(self, grad)
-        if op.__module__.startswith("minigrad."):
-            saved = self.saved_tensors
-            self.saved_tensors = lift(self, saved, output)
-            try:
-                return op.backward(self, grad)
-            except NoGraphFormula as error:
-                raise RuntimeError(
-                    f"{self.op_name} ({self.name()}): its backward cannot be differentiated: {error}. Write the "
-                    "formula with NumPy functions minigrad records, or minigrad's own ops."
-                ) from error
-            finally:
-                self.saved_tensors = saved
-        result = op.backward(self, grad._array)
-        result = result if isinstance(result, tuple) else (result,)
-        who = f"{op.__name__} (an array-level minigrad.function.Function, whose backward runs on NumPy arrays)"
-        return tuple(None if g is None else once_differentiable_result(g, who) for g in result)
+        saved = self.saved_tensors
+        self.saved_tensors = lift(self, saved, output)
+        try:
+            return op.backward(self, grad)
+        except NoGraphFormula as error:
+            raise RuntimeError(
+                f"{self.op_name} ({self.name()}): its backward cannot be differentiated: {error}. Write the "
+                "formula with NumPy functions minigrad records, or minigrad's own ops."
+            ) from error
+        finally:
+            self.saved_tensors = saved
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        """Run forward on the arrays inside `args` and, if any input needs a gradient, record the node.
-
-        Given no Tensor at all (a backward formula running at first order on arrays), it is forward
-        alone: arrays in, an array out, nothing recorded."""
+        """Run forward and, if an input needs a gradient (and grad mode is on), record the node(s)."""
+        if not cls.arrays:
+            return _apply_in_pytorch_form(cls, args, kwargs)
         ctx = node_class(cls)()
         if not any(type(a) is Tensor or isinstance(a, Tensor) for a in args):
             return cls.forward(ctx, *args, **kwargs)
@@ -207,7 +226,7 @@ class Function:
             ctx.needs_input_grad = tuple(p is not None for p in parents)
             ctx._inputs = [arg for arg in args if isinstance(arg, Tensor)]
             # which array forward got at each position: a recorded backward (create_graph=True) finds
-            # the Tensor behind each array it saved by these (minigrad/higher_order.py, lift)
+            # the Tensor behind each array it saved by these (lift)
             ctx._input_ids = tuple(map(id, arrays))
             if _recorder is not None:
                 _recorder.on_apply(ctx, arrays, kwargs)
@@ -338,7 +357,7 @@ def replay_composite(node, grad):
     return tuple(None if p is None else grads.pop(id(p), None) for p in node.parents)
 
 
-class OnceDifferentiable(Function):
+class OnceDifferentiable(Function, arrays=True):
     """The node under a gradient that was computed outside the graph: differentiating it raises, naming
     the op (PyTorch's @once_differentiable), instead of silently giving zero."""
 
@@ -361,3 +380,230 @@ def once_differentiable_result(value, who):
     out.grad_fn = node
     out.requires_grad = True
     return out
+
+
+# ---- Functions in PyTorch's form: Tensors in forward and backward ------------------------------------
+class FunctionCtx:
+    """The `ctx` your forward and backward receive: a place to keep what backward needs.
+
+    Tensors go through save_for_backward (so that an in-place change to them before backward is
+    caught); any other value can be kept as an attribute (ctx.dim = dim).
+    """
+
+    def __init__(self):
+        self.needs_input_grad = ()   # one bool per argument of forward: does it need a gradient?
+        self.materialize_grads = True
+        self._to_save = ()
+        self._saved = None
+        self._non_differentiable = ()
+
+    def save_for_backward(self, *tensors):
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_backward: only Tensors (or None) can be saved, got {type(t).__name__}; "
+                    "keep other values as attributes of ctx (ctx.name = value)"
+                )
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        """The tensors given to save_for_backward, in order (an output saved in forward comes back as
+        a tensor sharing its storage)."""
+        if self._saved is None:
+            raise RuntimeError("saved_tensors: they are only available in backward, after forward has returned")
+        return self._saved
+
+    def mark_non_differentiable(self, *tensors):
+        """Outputs that get no gradient (indices, masks): they come out with requires_grad=False."""
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"mark_non_differentiable: expects output Tensors, got {type(t).__name__}")
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """False: backward receives None (not zeros) for outputs that did not reach the loss."""
+        self.materialize_grads = bool(value)
+
+    def mark_dirty(self, *tensors):
+        raise NotImplementedError(
+            "mark_dirty: minigrad's autograd.Function does not support changing inputs in place; "
+            "return a new tensor instead"
+        )
+
+
+def _apply_in_pytorch_form(cls, args, kwargs):
+    """Function.apply for a Function in PyTorch's form: forward on Tensors under no_grad, then a node for
+    each differentiable output."""
+    if kwargs:
+        raise TypeError(f"{cls.__name__}.apply takes positional arguments only, got keywords {sorted(kwargs)}")
+    needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+    record = any(needs) and grad_mode._GradMode.enabled
+    ctx = FunctionCtx()
+    ctx.needs_input_grad = needs if record else (False,) * len(args)
+    with grad_mode.no_grad():  # the user's Tensor ops compute values only: this op is one node
+        if cls.setup_context is not Function.setup_context:
+            output = cls.forward(*args)
+            cls.setup_context(ctx, args, output)
+        else:
+            output = cls.forward(ctx, *args)
+    outputs = list(output) if isinstance(output, tuple) else [output]
+    for o in outputs:
+        if not isinstance(o, (Tensor, int, float, bool, type(None))):
+            raise TypeError(f"{cls.__name__}.forward must return Tensors, got {type(o).__name__}")
+
+    non_differentiable = {id(t) for t in ctx._non_differentiable}
+    differentiable = [isinstance(o, Tensor) and o.dtype.kind == "f" and id(o) not in non_differentiable
+                      for o in outputs]
+    original_ids = [id(o) for o in outputs]
+    inputs = {id(a) for a in args if isinstance(a, Tensor)}
+    for i, o in enumerate(outputs):
+        # an input returned as it is, or a tensor with history of its own, becomes a new tensor on
+        # the same storage, so that this op's node can be attached to it
+        if isinstance(o, Tensor) and (id(o) in inputs or o.requires_grad):
+            outputs[i] = o.detach()
+    # an output saved for backward is kept as a tensor sharing its storage (and version counter),
+    # not the output itself, which would hold its own node alive in a cycle; an input returned as it
+    # is and saved stays the input
+    by_id = dict(zip(original_ids, outputs))
+    ctx._saved = tuple(by_id[id(t)].detach() if id(t) in by_id and id(t) not in inputs else t
+                       for t in ctx._to_save)
+    # for a recorded backward (create_graph=True), which saved tensors are outputs, and the outputs
+    # themselves, weakly: there a saved output must be the output, whose node leads to the inputs
+    position = {i: k for k, i in enumerate(original_ids)}
+    ctx._saved_outputs = {k: position[id(t)] for k, t in enumerate(ctx._to_save)
+                          if id(t) in position and id(t) not in inputs}
+    ctx._outputs = [weakref.ref(o) if isinstance(o, Tensor) else None for o in outputs]
+    ctx._to_save = ()
+
+    if record:
+        parents = tuple(a if need else None for a, need in zip(args, needs))
+        meta = [(o.shape, o.dtype) if isinstance(o, Tensor) else None for o in outputs]
+        versions = tuple((t, t._version) for t in ctx._saved if t is not None)
+        for i, o in enumerate(outputs):
+            if differentiable[i]:
+                node = _node_class(cls)(cls, ctx, i, meta)
+                node.parents = parents
+                node.needs_input_grad = needs
+                node._saved_versions = versions
+                o.grad_fn = node
+                o.requires_grad = True
+    return tuple(outputs) if isinstance(output, tuple) else outputs[0]
+
+
+class CustomFunctionNode(Function, arrays=True):
+    """The graph node of one output of a Function in PyTorch's form: an array-level backward around
+    the user's Tensor-level one."""
+
+    def __init__(self, function_cls, ctx, index, output_meta):
+        super().__init__()
+        self.function_cls, self.ctx, self.index, self.output_meta = function_cls, ctx, index, output_meta
+
+    def __repr__(self):  # as PyTorch: <torch.autograd.function.CubeBackward object at 0x...>
+        return f"<{type(self).__module__}.{self.name()} object at {id(self):#x}>"
+
+    @staticmethod
+    def backward(node, grad):
+        ctx = node.ctx
+        grad_outputs = []
+        for i, meta in enumerate(node.output_meta):
+            if i == node.index:
+                grad_outputs.append(Tensor._make(grad))
+            elif meta is not None and ctx.materialize_grads:
+                grad_outputs.append(Tensor._make(np.zeros(*meta)))
+            else:
+                grad_outputs.append(None)
+        with grad_mode.no_grad():
+            result = node.function_cls.backward(ctx, *grad_outputs)
+        return tuple(None if g is None else g._array for g in node._checked(result))
+
+    def _checked(node, result):
+        """The gradients your backward returned: one Tensor or None per input of forward."""
+        result = result if isinstance(result, tuple) else (result,)
+        n_inputs = len(node.parents)
+        if len(result) < n_inputs or any(g is not None for g in result[n_inputs:]):
+            raise RuntimeError(
+                f"{node.function_cls.__name__}.backward returned {len(result)} gradients, but forward had "
+                f"{n_inputs} inputs (return None for an input without a gradient)"
+            )
+        grads = []
+        for k, (g, parent) in enumerate(zip(result, node.parents)):
+            if parent is None or g is None:
+                grads.append(None)
+            elif not isinstance(g, Tensor):
+                raise TypeError(
+                    f"{node.function_cls.__name__}.backward must return Tensors or None, got "
+                    f"{type(g).__name__} for input {k}"
+                )
+            else:
+                grads.append(g)
+        return tuple(grads)
+
+    def backward_recorded(node, output, grad):
+        """Your backward on Tensors with grad mode on, for create_graph=True: written with Tensor ops, it is
+        recorded, so its result can be differentiated again (PyTorch's double backward). A saved input
+        is the input itself; a saved output is swapped back for the live output."""
+        ctx = node.ctx
+        grad_outputs = []
+        for i, meta in enumerate(node.output_meta):
+            if i == node.index:
+                grad_outputs.append(grad)
+            elif meta is not None and ctx.materialize_grads:
+                grad_outputs.append(Tensor._make(np.zeros(*meta)))
+            else:
+                grad_outputs.append(None)
+        saved = ctx._saved
+        lifted = list(saved)
+        for k, i in ctx._saved_outputs.items():
+            live = output if i == node.index else ctx._outputs[i]()
+            if live is None:
+                raise RuntimeError(
+                    f"{node.function_cls.__name__}: create_graph=True needs the output {i} it saved for backward, "
+                    "but that output no longer exists; keep a reference to it until the backward pass"
+                )
+            lifted[k] = live
+        ctx._saved = tuple(lifted)
+        try:
+            result = node.function_cls.backward(ctx, *grad_outputs)
+        finally:
+            ctx._saved = saved
+        return node._checked(result)
+
+    def release(self):
+        super().release()
+        self.ctx = None  # the saved tensors go once every output's node has let go of the ctx
+
+
+def _node_class(function_cls):
+    """The node class of a custom Function: a CustomFunctionNode named as PyTorch names it (CubeBackward),
+    so that type(y.grad_fn).__name__ and y.grad_fn.name() read as in PyTorch."""
+    made = function_cls.__dict__.get("_custom_node_class")
+    if made is None:
+        name = f"{function_cls.__name__}Backward"
+        # (module: PyTorch prints <torch.autograd.function.CubeBackward object at ...>)
+        made = type(name, (CustomFunctionNode,), {"__module__": "minigrad.autograd.function", "__qualname__": name,
+                                                  "op_class": function_cls})
+        function_cls._custom_node_class = made
+    return made
+
+
+def once_differentiable(backward):
+    """PyTorch's decorator for a backward that is not itself differentiable (it computes on NumPy
+    arrays, say). It runs under no_grad; in a create_graph=True backward its results come out
+    requiring grad, and differentiating them again raises a clear error instead of silently
+    giving zero."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grad_outputs):
+        recording = grad_mode.is_grad_enabled()
+        with grad_mode.no_grad():
+            result = backward(ctx, *grad_outputs)
+        if not recording:
+            return result
+        who = getattr(backward, "__qualname__", "backward")
+        results = result if isinstance(result, tuple) else (result,)
+        wrapped = tuple(once_differentiable_result(g, who) if isinstance(g, Tensor) else g
+                        for g in results)
+        return wrapped if isinstance(result, tuple) else wrapped[0]
+
+    return wrapper

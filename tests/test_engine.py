@@ -120,7 +120,7 @@ def test_refused_backward_changes_no_gradient():
 
 
 def test_backward_that_fails_midway_changes_no_gradient():
-    class Broken(mg.Function):
+    class Broken(mg.Function, arrays=True):
         @staticmethod
         def forward(ctx, x):
             return x * 1.0
@@ -364,7 +364,7 @@ def test_detach_shares_data():
 
 
 # ---- user-defined Functions ---------------------------------------------------------------------
-class Cube(mg.Function):
+class Cube(mg.Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -377,7 +377,7 @@ class Cube(mg.Function):
         return 3 * x ** 2 * grad
 
 
-class ScaledAdd(mg.Function):
+class ScaledAdd(mg.Function, arrays=True):
     """a + alpha * b, with a non-tensor argument and a tuple of gradients."""
 
     @staticmethod
@@ -416,7 +416,7 @@ def test_user_function_under_no_grad_records_nothing():
 
 
 def test_user_function_returning_the_wrong_number_of_gradients():
-    class Bad(mg.Function):
+    class Bad(mg.Function, arrays=True):
         @staticmethod
         def forward(ctx, a, b):
             return a * b

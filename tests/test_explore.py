@@ -39,7 +39,7 @@ def copy_model_step(batch_size=1):
     return trainer, (lambda: trainer.loss_on_batch()[0])
 
 
-class BadScale(Function):
+class BadScale(Function, arrays=True):
     """y = 3 x, with a backward that forgets the factor 3: the op a check must catch."""
 
     @staticmethod
@@ -73,7 +73,7 @@ def op_classes():
 
 def test_the_softmax_formula_is_the_comment_that_opens_its_backward():
     source = open(inspect.getsourcefile(Softmax), encoding="utf-8").read().splitlines()
-    start = next(i for i, line in enumerate(source) if "def backward" in line and i > source.index("class Softmax(Function):"))
+    start = next(i for i, line in enumerate(source) if "def backward" in line and i > source.index("class Softmax(Function, arrays=True):"))
     comment = source[start + 1].strip()
     assert comment.startswith("#")
     f = formulas(Softmax)
@@ -92,14 +92,14 @@ def test_every_op_states_its_backward_formula_in_its_source():
 
 def test_forward_formulas_come_from_a_docstring_or_the_stated_relation():
     # every op in minigrad.ops opens its forward with its formula, so the fallbacks are shown on ops of a user's
-    class Documented(Function):
+    class Documented(Function, arrays=True):
         """y = 2 x, stated in the docstring."""
 
         @staticmethod
         def forward(ctx, x):
             return 2.0 * x
 
-    class Stated(Function):
+    class Stated(Function, arrays=True):
         @staticmethod
         def forward(ctx, x):
             return 2.0 * x
@@ -109,7 +109,7 @@ def test_forward_formulas_come_from_a_docstring_or_the_stated_relation():
             # y = 2 x  =>  dx = 2 g
             return 2.0 * grad
 
-    class Unstated(Function):
+    class Unstated(Function, arrays=True):
         @staticmethod
         def forward(ctx, x):
             return 2.0 * x

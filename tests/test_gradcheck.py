@@ -11,7 +11,7 @@ def leaf(shape, seed=0):
     return mg.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=mg.float64, requires_grad=True)
 
 
-class WrongSquare(mg.Function):
+class WrongSquare(mg.Function, arrays=True):
     """x^2 with a backward that is off by a factor of 2 at one element only."""
 
     @staticmethod
@@ -27,7 +27,7 @@ class WrongSquare(mg.Function):
         return g
 
 
-class TransposedGrad(mg.Function):
+class TransposedGrad(mg.Function, arrays=True):
     """x @ w with dL/dw returned without the transpose of x: right shape for square x, wrong values."""
 
     @staticmethod
@@ -151,7 +151,7 @@ def test_broadcast_view_input_is_not_perturbed_in_several_places():
 def test_weights_make_a_wrong_reduction_axis_visible():
     # backward of a sum over dim 1 that spreads the gradient over the wrong axis: with all-ones
     # upstream gradients (a plain .sum() as the loss) it would look right; random weights expose it
-    class SumRowsWrong(mg.Function):
+    class SumRowsWrong(mg.Function, arrays=True):
         @staticmethod
         def forward(ctx, x):
             ctx.shape = x.shape

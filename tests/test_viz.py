@@ -336,7 +336,7 @@ def test_trace_shows_modules_when_the_forward_was_recorded():
 
 
 # ---- gradient blame -------------------------------------------------------------------------------
-class BadSwish(mg.Function):
+class BadSwish(mg.Function, arrays=True):
     """swish(x) = x sigmoid(x), with a backward that forgets the x s (1 - s) term."""
 
     @staticmethod

@@ -38,7 +38,7 @@ def _in_blocks(kernel, n):
 
 
 @stands_in_for(composites._gelu)
-class GELU(Function):
+class GELU(Function, arrays=True):
     node_name = "GeluBackward0"  # PyTorch's name for this node
 
     @staticmethod
@@ -110,7 +110,7 @@ class GELU(Function):
 
 
 @stands_in_for(composites._sigmoid)
-class Sigmoid(Function):
+class Sigmoid(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = 1 / (1 + e^-x) = (tanh(x / 2) + 1) / 2;
@@ -127,7 +127,7 @@ class Sigmoid(Function):
 
 
 @stands_in_for(composites._silu)
-class SiLU(Function):
+class SiLU(Function, arrays=True):
     node_name = "SiluBackward0"  # PyTorch's name for this node
 
     @staticmethod

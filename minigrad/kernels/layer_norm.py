@@ -16,7 +16,7 @@ from .rowwise import dot_along, sum_along
 
 
 @stands_in_for(composites.layer_norm)
-class LayerNorm(Function):
+class LayerNorm(Function, arrays=True):
     node_name = "NativeLayerNormBackward0"  # PyTorch's name for this node
 
     @staticmethod

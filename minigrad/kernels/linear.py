@@ -13,7 +13,7 @@ from .threads import matmul
 
 
 @stands_in_for(composites.linear)
-class Linear(Function):
+class Linear(Function, arrays=True):
     node_name = "AddmmBackward0"  # PyTorch's name for this node
 
     @staticmethod

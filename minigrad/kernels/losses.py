@@ -17,7 +17,7 @@ from .rowwise import shifted_exp, sum_along
 
 
 @stands_in_for(composites.cross_entropy)
-class CrossEntropy(Function):
+class CrossEntropy(Function, arrays=True):
     node_name = "NllLossBackward0"  # PyTorch's name for this node
 
     @staticmethod
@@ -72,7 +72,7 @@ class CrossEntropy(Function):
 
 
 @stands_in_for(composites.nll_loss)
-class NLLLoss(Function):
+class NLLLoss(Function, arrays=True):
     """Negative log-likelihood of log-probabilities (M, C) at class ids target (M,).
 
     loss_i = -w[t_i] * logp[i, t_i] (0 where t_i == ignore_index); "mean" divides the sum by the
@@ -115,7 +115,7 @@ class NLLLoss(Function):
 
 
 @stands_in_for(composites.kl_div_pointwise)
-class KLDivPointwise(Function):
+class KLDivPointwise(Function, arrays=True):
     """The pointwise KL term of F.kl_div, input being log q and target p (or log p with log_target):
 
         l = p (log p - input)          = xlogy(p, p) - p input   (0 where p = 0)
@@ -148,7 +148,7 @@ class KLDivPointwise(Function):
 
 
 @stands_in_for(composites.binary_cross_entropy_with_logits)
-class BCEWithLogits(Function):
+class BCEWithLogits(Function, arrays=True):
     """Binary cross-entropy of logits x against targets y, stable for any x:
 
         l = (1 - y) x + (1 + (pw - 1) y) log(1 + e^-x)        pw = pos_weight (1 if not given)

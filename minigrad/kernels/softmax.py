@@ -39,7 +39,7 @@ def _last_dim_rows(x, dim):
 
 
 @stands_in_for(composites._softmax)
-class Softmax(Function):
+class Softmax(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, dim):
         # y_i = exp(x_i - max x) / sum_j exp(x_j - max x)
@@ -135,7 +135,7 @@ def _softmax_rows(x2):
 
 
 @stands_in_for(composites._log_softmax)
-class LogSoftmax(Function):
+class LogSoftmax(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, dim):
         # y_i = x_i - max x - log sum_j exp(x_j - max x)  (= x_i - log sum_j e^{x_j})

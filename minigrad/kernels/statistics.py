@@ -10,7 +10,7 @@ from ..function import Function
 
 
 @stands_in_for(composites._var)
-class Var(Function):
+class Var(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
         # y = sum_i (x_i - mean)^2 / (n - correction) over dims
@@ -35,7 +35,7 @@ class Var(Function):
 
 
 @stands_in_for(composites._std)
-class Std(Function):
+class Std(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim):
         # y = sqrt(sum_i (x_i - mean)^2 / (n - correction)) over dims

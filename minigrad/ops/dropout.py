@@ -8,7 +8,7 @@ import numpy as np
 from ..function import Function
 
 
-class Dropout(Function):
+class Dropout(Function, arrays=True):
     node_name = "MulBackward0"  # PyTorch's name for this node
 
     @staticmethod

@@ -18,7 +18,7 @@ from ..tensor import Tensor
 from .shape import expand
 
 
-class Einsum(Function):
+class Einsum(Function, arrays=True):
     @staticmethod
     def forward(ctx, *operands, inputs, output):
         # y[out] = sum over the letters not in out of prod_k operand_k[in_k]  ("ij,jk->ik": y_ik = sum_j a_ij b_jk)

@@ -19,7 +19,7 @@ def _broadcast_error(op, a, b):
     )
 
 
-class Add(Function):
+class Add(Function, arrays=True):
     @staticmethod
     def forward(ctx, a, b):
         # y = a + b
@@ -34,7 +34,7 @@ class Add(Function):
         return grad, grad
 
 
-class Sub(Function):
+class Sub(Function, arrays=True):
     @staticmethod
     def forward(ctx, a, b):
         # y = a - b
@@ -49,7 +49,7 @@ class Sub(Function):
         return grad, -grad
 
 
-class Mul(Function):
+class Mul(Function, arrays=True):
     @staticmethod
     def forward(ctx, a, b):
         # y = a * b
@@ -67,7 +67,7 @@ class Mul(Function):
         return (grad * b if need_a else None), (grad * a if need_b else None)
 
 
-class Div(Function):
+class Div(Function, arrays=True):
     @staticmethod
     def forward(ctx, a, b):
         # y = a / b
@@ -129,7 +129,7 @@ def _multiplied(x, n):
     return out
 
 
-class Pow(Function):
+class Pow(Function, arrays=True):
     """a ** b where the exponent b is a tensor (or the base a is a plain number)."""
 
     node_name = "PowBackward1"  # PyTorch's name for this node
@@ -164,7 +164,7 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-class PowScalar(Function):
+class PowScalar(Function, arrays=True):
     """x ** p for a constant exponent p."""
 
     node_name = "PowBackward0"  # PyTorch's name for this node
@@ -191,7 +191,7 @@ class PowScalar(Function):
 
 
 
-class Neg(Function):
+class Neg(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = -x
@@ -203,7 +203,7 @@ class Neg(Function):
         return -grad
 
 
-class Maximum(Function):
+class Maximum(Function, arrays=True):
     @staticmethod
     def forward(ctx, a, b):
         # y = max(a, b), elementwise
@@ -222,7 +222,7 @@ class Maximum(Function):
 
 
 
-class Minimum(Function):
+class Minimum(Function, arrays=True):
     @staticmethod
     def forward(ctx, a, b):
         # y = min(a, b), elementwise

@@ -6,7 +6,7 @@ from .gather import IndexFill
 from .indexing import IndexAdd
 
 
-class Embedding(Function):
+class Embedding(Function, arrays=True):
     @staticmethod
     def forward(ctx, ids, weight, padding_idx):
         # y[n] = W[ids[n]]

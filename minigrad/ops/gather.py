@@ -62,7 +62,7 @@ def _positions(shape, dim, index, op):
     return tuple(grids)
 
 
-class Gather(Function):
+class Gather(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, positions):
         # y = x[positions]
@@ -76,7 +76,7 @@ class Gather(Function):
 
 
 
-class Scatter(Function):
+class Scatter(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, src, positions, add):
         # y = x, then y[positions] = src  (with add: y[positions] += src, a repeated position adding up)
@@ -111,7 +111,7 @@ def positions_shape(positions):
     return np.broadcast_shapes(*(np.shape(p) for p in positions)) if positions else ()
 
 
-class IndexFill(Function):
+class IndexFill(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, where, value):
         # y = x, then y[where] = value
@@ -127,7 +127,7 @@ class IndexFill(Function):
 
 
 
-class MaskedSelect(Function):
+class MaskedSelect(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, mask):
         # y = x[mask]: the elements of x where mask is True, in order, as one row (x and mask broadcast)

@@ -60,7 +60,7 @@ def _plain_index(index, shape):
     return tuple(plain), advanced
 
 
-class GetItem(Function):
+class GetItem(Function, arrays=True):
     node_name = "IndexBackward0"  # PyTorch: SliceBackward0, SelectBackward0 or IndexBackward0, by the index
     returns_view = True  # basic indexing (ints, slices, None) gives a view, as in PyTorch
 
@@ -85,7 +85,7 @@ class GetItem(Function):
         return IndexAdd.apply(grad, ctx.in_shape, ctx.index), None, None
 
 
-class IndexAdd(Function):
+class IndexAdd(Function, arrays=True):
     """Zeros of `shape` with g added at `index` (any NumPy index): the backward of every read x[index]."""
 
     node_name = "IndexPutBackward0"  # PyTorch's name for this node
@@ -108,7 +108,7 @@ class IndexAdd(Function):
         return GetItem.apply(grad, ctx.index, True), None, None
 
 
-class SetItem(Function):
+class SetItem(Function, arrays=True):
     """x[index] = value, out of place: what the in-place x[index] = value records in a graph."""
     node_name = "CopySlices"  # PyTorch's node for x[index] = value in a graph
 
@@ -139,7 +139,7 @@ def _is_advanced(index):
 
 
 
-class MaskedFill(Function):
+class MaskedFill(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, mask, value):
         # y = value where mask, else x
@@ -158,7 +158,7 @@ class MaskedFill(Function):
 
 
 
-class Where(Function):
+class Where(Function, arrays=True):
     @staticmethod
     def forward(ctx, condition, a, b):
         # y = a where condition, else b
@@ -180,7 +180,7 @@ class Where(Function):
 
 
 
-class Triangle(Function):
+class Triangle(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, diagonal, upper):
         # y_ij = x_ij where j - i >= diagonal (upper; lower: j - i <= diagonal), else 0

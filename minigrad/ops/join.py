@@ -8,7 +8,7 @@ from .indexing import getitem
 from .util import normalize_dim, result_dtype
 
 
-class Cat(Function):
+class Cat(Function, arrays=True):
     @staticmethod
     def forward(ctx, *arrays, dim):
         # y = [x_1, x_2, ...] joined along dim
@@ -23,7 +23,7 @@ class Cat(Function):
 
 
 
-class Stack(Function):
+class Stack(Function, arrays=True):
     @staticmethod
     def forward(ctx, *arrays, dim):
         # y = the x_i stacked along a new dim: y.select(dim, i) = x_i

@@ -7,7 +7,7 @@ from ..kernels.threads import matmul as blocked_matmul
 from .util import promote, refuse_out
 
 
-class MatMul(Function):
+class MatMul(Function, arrays=True):
     node_name = "MmBackward0"  # PyTorch's name for this node
 
     @staticmethod

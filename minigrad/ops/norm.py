@@ -13,7 +13,7 @@ from ..kernels.rowwise import dot_along
 from .util import normalize_dims
 
 
-class Norm(Function):
+class Norm(Function, arrays=True):
     node_name = "LinalgVectorNormBackward0"  # PyTorch's name for this node
 
     @staticmethod

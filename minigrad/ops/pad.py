@@ -9,7 +9,7 @@ import numpy as np
 from ..function import Function
 
 
-class ConstantPad(Function):
+class ConstantPad(Function, arrays=True):
     node_name = "ConstantPadNdBackward0"  # PyTorch's name for this node
 
     @staticmethod

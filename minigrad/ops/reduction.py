@@ -24,7 +24,7 @@ def _unreduce(grad, dims, keepdim):
     return grad.reshape(shape)
 
 
-class Sum(Function):
+class Sum(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         # y = sum_i x_i over dims
@@ -37,7 +37,7 @@ class Sum(Function):
         return np.broadcast_to(_unreduce(grad, ctx.dims, ctx.keepdim), ctx.in_shape), None, None
 
 
-class Mean(Function):
+class Mean(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         # y = (1/n) sum_i x_i over dims
@@ -51,7 +51,7 @@ class Mean(Function):
         return np.broadcast_to(_unreduce(grad, ctx.dims, ctx.keepdim) / ctx.count, ctx.in_shape), None, None
 
 
-class Prod(Function):
+class Prod(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, dim, keepdim):
         # y = prod_j x_j along dim
@@ -87,7 +87,7 @@ def _products_before(x, d):
     return out
 
 
-class AMax(Function):
+class AMax(Function, arrays=True):
     """max (or min, with smallest) over dims; ties share the gradient evenly."""
 
     node_name = "AmaxBackward0"  # PyTorch's name for this node
@@ -109,7 +109,7 @@ class AMax(Function):
         return _unreduce(grad, ctx.dims, ctx.keepdim) * is_extreme / ties, None, None
 
 
-class MaxAlongDim(Function):
+class MaxAlongDim(Function, arrays=True):
     """The values at `indices` (found by argmax or argmin along `dim`); the gradient goes there only."""
 
     node_name = "MaxBackward0"  # PyTorch's name for this node

@@ -12,7 +12,7 @@ from .gather import Gather
 from .util import normalize_dim, normalize_dims
 
 
-class Flip(Function):
+class Flip(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, dims):
         # y_i = x_{n-1-i} along each of dims
@@ -26,7 +26,7 @@ class Flip(Function):
 
 
 
-class Roll(Function):
+class Roll(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, shifts, dims):
         # y_{(i + shift) mod n} = x_i along each of dims (dims None: along the flattened x)
@@ -45,7 +45,7 @@ class Roll(Function):
 
 
 
-class Repeat(Function):
+class Repeat(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, repeats):
         # y = x tiled, repeats[d] copies along dim d: y[i] = x[i mod x.shape]

@@ -5,7 +5,7 @@ from ..function import Function
 from .util import normalize_dim, refuse_out
 
 
-class Cumsum(Function):
+class Cumsum(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, dim):
         # y_i = sum_{j <= i} x_j along dim

@@ -12,7 +12,7 @@ from .indexing import getitem
 from .util import normalize_dim
 
 
-class Reshape(Function):
+class Reshape(Function, arrays=True):
     node_name = "ViewBackward0"
     returns_view = True  # when NumPy can reshape without a copy, as PyTorch's view
 
@@ -41,7 +41,7 @@ class Reshape(Function):
         return grad.reshape(ctx.in_shape), None
 
 
-class Permute(Function):
+class Permute(Function, arrays=True):
     returns_view = True
 
     @staticmethod
@@ -57,7 +57,7 @@ class Permute(Function):
 
 
 
-class Transpose(Function):
+class Transpose(Function, arrays=True):
     returns_view = True
 
     @staticmethod
@@ -72,7 +72,7 @@ class Transpose(Function):
         return grad.swapaxes(ctx.dim0, ctx.dim1), None, None
 
 
-class Expand(Function):
+class Expand(Function, arrays=True):
     returns_view = True  # a read-only broadcast view: in-place changes to it are refused
 
     @staticmethod
@@ -86,7 +86,7 @@ class Expand(Function):
         return grad, None
 
 
-class Clone(Function):
+class Clone(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = x (a copy)
@@ -98,7 +98,7 @@ class Clone(Function):
         return grad
 
 
-class Contiguous(Function):
+class Contiguous(Function, arrays=True):
     node_name = "CloneBackward0"
 
     @staticmethod

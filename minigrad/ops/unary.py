@@ -20,7 +20,7 @@ def _floating(x):
     return x if x.dtype.kind == "f" else to_dtype(x, _dtype.get_default_dtype())
 
 
-class Exp(Function):
+class Exp(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = e^x
@@ -35,7 +35,7 @@ class Exp(Function):
         return grad * y
 
 
-class Log(Function):
+class Log(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = log x
@@ -49,7 +49,7 @@ class Log(Function):
         return grad / x
 
 
-class Sqrt(Function):
+class Sqrt(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = sqrt x
@@ -64,7 +64,7 @@ class Sqrt(Function):
         return grad / (2 * y)
 
 
-class Tanh(Function):
+class Tanh(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = tanh x
@@ -79,7 +79,7 @@ class Tanh(Function):
         return grad * (1 - y * y)
 
 
-class ReLU(Function):
+class ReLU(Function, arrays=True):
     node_name = "ReluBackward0"  # PyTorch's name for this node
 
     # Saves its output y rather than x (y > 0 exactly where x > 0): y is kept anyway by the op that
@@ -98,7 +98,7 @@ class ReLU(Function):
         return grad * (y > 0)
 
 
-class Abs(Function):
+class Abs(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = |x|
@@ -113,7 +113,7 @@ class Abs(Function):
 
 
 
-class Clamp(Function):
+class Clamp(Function, arrays=True):
     node_name = "ClampBackward1"  # PyTorch's name for this node
 
     @staticmethod
@@ -135,7 +135,7 @@ class Clamp(Function):
 
 
 
-class Sin(Function):
+class Sin(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = sin x
@@ -150,7 +150,7 @@ class Sin(Function):
 
 
 
-class Cos(Function):
+class Cos(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = cos x
@@ -165,7 +165,7 @@ class Cos(Function):
 
 
 
-class Erf(Function):
+class Erf(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = erf x = 2/sqrt(pi) int_0^x e^(-t^2) dt
@@ -180,7 +180,7 @@ class Erf(Function):
 
 
 
-class Rsqrt(Function):
+class Rsqrt(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = x^(-1/2)
@@ -196,7 +196,7 @@ class Rsqrt(Function):
         return grad * (-0.5 * y * y * y)
 
 
-class ToDtype(Function):
+class ToDtype(Function, arrays=True):
     node_name = "ToCopyBackward0"  # PyTorch's name for this node
 
     @staticmethod
