@@ -31,11 +31,11 @@ from .dtype import (
 )
 from .dtype import bfloat16  # a name only: NumPy has no bfloat16, so making a tensor of it is refused
 from .dtype import bool_ as bool  # noqa: A001  (PyTorch's name: mg.bool)
-from .anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .autograd.anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .errors import ShapeError
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops import (
     abs, amax, amin, argmax, argmin, cat, chunk, clamp, clone, exp, flatten, log, masked_fill,
     matmul, max, maximum, mean, min, minimum, narrow, permute, relu, reshape, split, sqrt,
@@ -47,10 +47,7 @@ from .ops import (  # the wider torch.* surface: tests/test_ops_torch_surface.py
     roll, rsqrt, scatter, scatter_add, sin, sort, topk, unbind,
 )
 from .composites.activations import sigmoid
-from . import numpy_protocol  # noqa: F401  (interim: installs NumPy's protocols on Tensor)
-import sys as _sys; _tensor_module = _sys.modules[__name__ + ".tensor"]
-from .composites import activations as _a, softmax as _s, statistics as _st
-_tensor_module._activations, _tensor_module._softmax, _tensor_module._statistics = _a, _s, _st
+from . import tensor_methods  # noqa: F401  (puts PyTorch's method table on Tensor)
 from .composites.softmax import log_softmax, logsumexp, softmax
 from .composites.statistics import std, var
 from .kernels import activations, layer_norm, linear, losses, softmax as _softmax_kernels, statistics  # noqa: F401

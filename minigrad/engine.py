@@ -8,9 +8,12 @@ gradients have a history of their own (Function.backward_recorded).
 """
 import numpy as np
 
-from . import anomaly, grad_mode
+from . import grad_mode
 from .errors import ShapeError
 from .tensor import Tensor
+
+# Set by minigrad.autograd.anomaly while anomaly mode is on (that module: check_backward); None otherwise.
+_anomaly = None
 
 # Set by minigrad.viz.trace_backward(): called as _trace(node, output, grad, input_grads) for each op
 # the walk visits. None otherwise, which costs one check per node.
@@ -199,7 +202,7 @@ def _walk(root, gradient, retain_graph, create_graph, inputs):
             )
         if node._saved_versions or node._saved_output is not None:
             node.check_saved_versions()
-    checking = anomaly._AnomalyMode.enabled
+    checking = _anomaly is not None
     grads = {id(root): gradient}
     finished = []  # (tensor, gradient) for .grad, stored only once the whole walk has succeeded
     for tensor in order:
@@ -236,7 +239,7 @@ def _walk(root, gradient, retain_graph, create_graph, inputs):
             arrays = (grad, input_grads) if not create_graph else (
                 grad._array, tuple(None if g is None else g._array for g in input_grads))
             if checking:
-                anomaly.check_backward(node, *arrays)
+                _anomaly.check_backward(node, *arrays)
             if _trace is not None:
                 _trace(node, tensor, *arrays)
         for parent, parent_grad in zip(node.parents, input_grads):

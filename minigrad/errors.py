@@ -16,4 +16,4 @@ class DtypeError(TypeError, RuntimeError):
 
 class NoGraphFormula(TypeError):
     """A NumPy function met a Tensor in the graph and minigrad has no op to record it (a backward formula
-    that would leave the graph: minigrad/numpy_protocol.py)."""
+    that would leave the graph: minigrad/tensor_methods.py)."""

@@ -42,7 +42,7 @@ The two differ in one word, `arrays`: what forward and backward see.
 Either way there is ONE backward formula for every order. For create_graph=True the engine calls
 `backward_recorded`: an arrays op's formula runs again on Tensors (the saved arrays swapped for the
 Tensors they came from, `lift`), and NumPy hands its np.* calls to minigrad's ops
-(minigrad/numpy_protocol.py), so the formula is recorded; a kernel replays the composition it stands
+(minigrad/tensor_methods.py), so the formula is recorded; a kernel replays the composition it stands
 in for (`replay_composite`); a PyTorch-form backward runs with grad mode on. @once_differentiable
 marks a backward that cannot be recorded.
 """
@@ -52,9 +52,13 @@ import weakref
 
 import numpy as np
 
-from . import anomaly, engine, grad_mode
+from . import engine, grad_mode
 from .errors import NoGraphFormula
 from .tensor import Tensor
+
+# Set by minigrad.autograd.anomaly while anomaly mode is on (that module: creation_site, check_forward);
+# None otherwise, which costs one check per op.
+_anomaly = None
 
 # Set by minigrad.viz while it records a forward pass (which module each op ran in, and for gradient
 # blame the op's inputs); None otherwise, so recording costs one check per recorded op when it is off.
@@ -230,16 +234,16 @@ class Function:
             ctx._input_ids = tuple(map(id, arrays))
             if _recorder is not None:
                 _recorder.on_apply(ctx, arrays, kwargs)
-        checking = anomaly._AnomalyMode.enabled
+        checking = _anomaly is not None
         if checking:
-            ctx.creation_site = anomaly.creation_site()
+            ctx.creation_site = _anomaly.creation_site()
         out = cls.forward(ctx, *arrays, **kwargs)
         if type(out) is not np.ndarray:  # NumPy gives a scalar for a 0-d result: keep it as an array
             scalar, out = out, np.asarray(out)
             if any(a is scalar for a in ctx.saved_tensors):  # a saved output stays the output
                 ctx.saved_tensors = tuple(out if a is scalar else a for a in ctx.saved_tensors)
         if checking:
-            anomaly.check_forward(ctx, out, arrays)
+            _anomaly.check_forward(ctx, out, arrays)
         result = Tensor._make(out)
         if cls.returns_view and np.may_share_memory(out, arrays[0]):
             _become_view(result, args[0], ctx if record else None)

@@ -187,7 +187,7 @@ def test_the_page_holds_the_step_as_the_engine_ran_it(tmp_path):
     heads, T = trainer.model_config.num_heads, trainer.task.length
     assert softmax["shape"] == [1, heads, T, T] and softmax["inputs"][0]["shape"] == [1, heads, T, T]
     assert softmax["inputs"][1] == {"name": "dim", "node": None, "value": "3"}
-    assert softmax["lines"][0][0].endswith(os.path.join("minigrad", "nn", "attention.py"))
+    assert softmax["lines"][0][0].endswith(os.path.join("minigrad", "composites", "attention.py"))
     assert "softmax(scores" in softmax["lines"][0][3]
     group = data["groups"][softmax["group"]]
     assert group["path"] == "encoder.layers.0.self_attn" and group["kind"] == "MultiheadAttention"

@@ -434,7 +434,7 @@ class SavesIntermediateSquare(mg.Function, arrays=True):
 
 
 def test_a_builtin_backward_written_in_numpy_is_differentiated_again():
-    # one formula for every order: np.exp(x) on the Tensor x records minigrad's exp (numpy_protocol.py)
+    # one formula for every order: np.exp(x) on the Tensor x records minigrad's exp (tensor_methods.py)
     x = normal(3)
     (g,) = mg.autograd.grad(NumpyBackwardExp.apply(x).sum(), x, create_graph=True)
     (h,) = mg.autograd.grad(g.sum(), x)

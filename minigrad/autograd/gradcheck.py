@@ -1,10 +1,26 @@
-"""autograd.gradcheck and gradgradcheck: torch.autograd's signatures over minigrad.gradcheck."""
+"""Check analytic gradients against central finite differences, in float64.
+
+The outputs of `fn` are reduced to one number with fixed random weights, L = sum_k sum(R_k * out_k),
+so every element of every output counts (a plain sum() would feed all-ones and hide transpose and
+axis mistakes). Then for an input element x_i:
+
+    analytic  dL/dx_i  from backward()
+    numeric  (L(x_i + eps) - L(x_i - eps)) / (2 eps)       error O(eps^2)
+
+and they must agree within atol + rtol * |numeric|. Full mode checks every element of every input.
+Fast mode, for whole models, checks a few random directions u per input (the directional derivative
+grad . u against (L(x + eps u) - L(x - eps u)) / 2 eps) plus a random sample of single elements.
+
+gradgradcheck checks second derivatives the same way, one level up: the function it checks is the
+first derivative itself, v -> autograd.grad(fn(x), x, v, create_graph=True), a function of the inputs x
+and of the output gradient v. Its backward is the backward of the backward, so its gradients are the
+second derivatives, and finite differences of the first derivative must agree with them.
+"""
 import numpy as np
 
-from ..gradcheck import GradcheckError
-from ..gradcheck import gradcheck as _finite_difference_check
-from ..gradcheck import gradgradcheck as _second_order_check
+from ..grad_mode import enable_grad
 from ..tensor import Tensor
+from .backprop import grad as autograd_grad
 
 # PyTorch checks these too; minigrad has no forward-mode AD, batched gradients or sparse/complex
 # tensors, so they must stay at the value that turns them off.
@@ -12,16 +28,25 @@ _UNSUPPORTED = dict(check_batched_grad=False, check_batched_forward_grad=False, 
                     masked=None)
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+class GradcheckError(RuntimeError):
+    """An analytic gradient disagrees with finite differences; the message says where and by how much."""
+
+
+def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
-              fast_mode=False, masked=None):
-    """Compare the gradients that backward() gives for `func(*inputs)` with central finite differences
-    (float64 inputs that require grad), as torch.autograd.gradcheck. Returns True, or raises
-    GradcheckError naming the input, the element and both values (False if raise_exception=False).
+              fast_mode=False, masked=None, n_directions=3, n_samples=8, seed=0):
+    """Compare dL/d(input) from backward() with central differences for every input that requires grad,
+    with torch.autograd.gradcheck's arguments (nondet_tol, check_undefined_grad and check_grad_dtypes are
+    accepted: minigrad's backward is deterministic and its gradients have their input's dtype and shape).
 
-    nondet_tol, check_undefined_grad and check_grad_dtypes are accepted for compatibility: minigrad's
-    backward is deterministic, and its gradients always have their input's dtype and shape.
+    fn:      returns a Tensor or a tuple of Tensors; called as fn(*inputs), or as fn() when
+             inputs is a dict.
+    inputs:  a Tensor, a sequence (non-Tensors are passed through), or a dict {name: Tensor}, e.g.
+             dict(model.named_parameters()) with fn = lambda: loss of the model; the check perturbs
+             the tensors' own arrays in place (and restores them), so fn sees the change.
+    n_directions, n_samples, seed:  fast mode's random directions per input and sampled elements.
+    Returns True; on a mismatch raises GradcheckError (or returns False if raise_exception=False).
     """
     given = dict(check_batched_grad=check_batched_grad, check_batched_forward_grad=check_batched_forward_grad,
                  check_forward_ad=check_forward_ad, masked=masked)
@@ -30,18 +55,60 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             raise NotImplementedError(f"gradcheck: {name}={given[name]!r} is not supported by minigrad")
     if not check_backward_ad:
         return True  # nothing else is left to check, as in PyTorch
-    return _finite_difference_check(func, inputs, eps=eps, atol=atol, rtol=rtol,
-                                    raise_exception=raise_exception, fast_mode=fast_mode)
+    names, values = _name_inputs(inputs)
+    if isinstance(inputs, dict):
+        call, fn = fn, (lambda *_: call())
+    checked = [(n, t) for n, t in zip(names, values) if isinstance(t, Tensor) and t.requires_grad]
+    if not checked:
+        raise ValueError("gradcheck: no input requires grad, so there is nothing to check")
+    for name, t in checked:
+        if t.dtype != np.float64:
+            raise ValueError(
+                f"gradcheck: {name} is {t.dtype}; finite differences need float64 "
+                "(call .double() on inputs, or model.double())"
+            )
+    rng = np.random.default_rng(seed)
+    originals = [(t, t._array, t.grad) for _, t in checked]
+    for _, t in checked:  # a broadcast or read-only view would move several elements at once
+        if not t._array.flags.writeable or 0 in t._array.strides:
+            t._array = t._array.copy()
+    try:
+        weights = _output_weights(fn(*values), rng)
+
+        def loss():  # with grad mode as it is: fn may take gradients itself (a gradient penalty)
+            return _weighted_sum(fn(*values), weights)
+
+        analytic = _analytic_grads(fn, values, checked, weights)
+        failures = []
+        for (name, t), grad in zip(checked, analytic):
+            if fast_mode:
+                failures += _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions)
+                elements = rng.choice(t._array.size, size=min(n_samples, t._array.size), replace=False)
+            else:
+                elements = range(t._array.size)
+            failures += _check_elements(name, t, grad, loss, eps, atol, rtol, elements)
+    finally:
+        for t, data, grad in originals:
+            t._array, t.grad = data, grad
+    if failures:
+        message = failures[0] + (f"\n  ... and {len(failures) - 1} more mismatches" if len(failures) > 1 else "")
+        if raise_exception:
+            raise GradcheckError("gradcheck failed: " + message)
+        return False
+    return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
                   check_grad_dtypes=False, check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True,
-                  fast_mode=False, masked=False):
-    """Compare the second derivatives of `func(*inputs)` with finite differences of its first derivative,
-    as torch.autograd.gradgradcheck: with respect to the inputs and to the output gradient
-    (`grad_outputs`, random unless given). Returns True, or raises GradcheckError naming the input
-    ('input #k' or 'grad_output #k') and the element that disagree.
+                  fast_mode=False, masked=False, seed=0):
+    """Check second derivatives: gradcheck of the first derivative, as a function of the inputs and of
+    the output gradient (random float64 ones unless `grad_outputs` are given), with
+    torch.autograd.gradgradcheck's arguments.
+
+    A backward that is right to first order but leaves the graph somewhere inside (a detached value,
+    a NumPy computation) fails here: the terms of the second derivative that flow through it are
+    missing. A mismatch names the input ('input #1' or 'grad_output #0') and the element.
     """
     given = dict(check_batched_grad=check_batched_grad, check_fwd_over_rev=check_fwd_over_rev, masked=masked)
     for name, value in given.items():
@@ -51,13 +118,137 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return True  # nothing else is left to check, as in PyTorch
     if gen_non_contig_grad_outputs and grad_outputs is None:
         # output gradients whose arrays are transposed views: a backward must not assume C order
-        outs = func(inputs) if isinstance(inputs, Tensor) else func(*inputs)
-        outs = outs if isinstance(outs, tuple) else (outs,)
+        outs = _as_outputs(fn(inputs) if isinstance(inputs, Tensor) else fn(*inputs))
         rng = np.random.default_rng(0)
         grad_outputs = [Tensor._make(rng.standard_normal(o.shape[::-1]).T).requires_grad_()
                         for o in outs if isinstance(o, Tensor) and o.requires_grad]
-    return _second_order_check(func, inputs, grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                               raise_exception=raise_exception, fast_mode=fast_mode)
+    names, values = _name_inputs(inputs)
+    if isinstance(inputs, dict):
+        raise TypeError("gradgradcheck: inputs must be a Tensor or a sequence of them (fn is called as fn(*inputs))")
+    wrt = [t for t in values if isinstance(t, Tensor) and t.requires_grad]
+    if not wrt:
+        raise ValueError("gradgradcheck: no input requires grad, so there is nothing to check")
+    for name, t in zip(names, values):
+        if isinstance(t, Tensor) and t.requires_grad and t.dtype != np.float64:
+            raise ValueError(f"gradgradcheck: {name} is {t.dtype}; finite differences need float64 "
+                             "(call .double() on inputs)")
+    outs = _as_outputs(fn(*values))
+    differentiable = [o.requires_grad for o in outs]
+    if grad_outputs is None:
+        rng = np.random.default_rng(seed)
+        grad_outputs = [Tensor(rng.standard_normal(o.shape), requires_grad=True)
+                        for o, d in zip(outs, differentiable) if d]
+    else:
+        grad_outputs = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+        if len(grad_outputs) != sum(differentiable):
+            raise ValueError(f"gradgradcheck: got {len(grad_outputs)} grad_outputs for {sum(differentiable)} "
+                             "differentiable outputs of fn")
+
+    def first_derivative():
+        with enable_grad():  # it takes a gradient: even where the caller turned recording off
+            out = [o for o, d in zip(_as_outputs(fn(*values)), differentiable) if d]
+            grads = autograd_grad(out, wrt, grad_outputs, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    checked = {n: t for n, t in zip(names, values) if isinstance(t, Tensor) and t.requires_grad}
+    checked.update({f"grad_output #{k}": g for k, g in enumerate(grad_outputs) if g.requires_grad})
+    return gradcheck(first_derivative, checked, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
+                     fast_mode=fast_mode, seed=seed)
+
+
+def _name_inputs(inputs):
+    if isinstance(inputs, dict):
+        return [k if k.startswith(("input ", "grad_output ")) else f"input {k!r}" for k in inputs], list(inputs.values())
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    inputs = list(inputs)
+    return [f"input #{i}" for i in range(len(inputs))], inputs
+
+
+def _as_outputs(out):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if isinstance(o, Tensor) and o.dtype.kind == "f"]
+
+
+def _output_weights(out, rng):
+    outs = _as_outputs(out)
+    if not outs:
+        raise ValueError("gradcheck: fn returned no floating point tensor")
+    return [rng.standard_normal(o.shape) for o in outs]
+
+
+def _weighted_sum(out, weights):
+    return sum(float(np.sum(o._array.astype(np.float64) * w)) for o, w in zip(_as_outputs(out), weights))
+
+
+def _analytic_grads(fn, values, checked, weights):
+    for _, t in checked:
+        t.grad = None
+    outs = _as_outputs(fn(*values))
+    total = None
+    for o, w in zip(outs, weights):
+        if not o.requires_grad:
+            continue
+        term = (o * Tensor._make(w.astype(o.dtype))).sum()
+        total = term if total is None else total + term
+    if total is not None:
+        total.backward()
+    grads = []
+    for name, t in checked:
+        if t.grad is None:
+            grads.append(np.zeros(t.shape))
+            continue
+        if t.grad.shape != t.shape or t.grad.dtype != t.dtype:
+            raise GradcheckError(
+                f"gradcheck failed: {name} has shape {t.shape} and dtype {t.dtype}, "
+                f"but its gradient has shape {t.grad.shape} and dtype {t.grad.dtype}"
+            )
+        grads.append(t.grad._array.copy())
+    return grads
+
+
+def _check_elements(name, t, grad, loss, eps, atol, rtol, elements):
+    failures = []
+    for i in elements:
+        index = np.unravel_index(i, t.shape)
+        original = t._array[index]
+        t._array[index] = original + eps
+        plus = loss()
+        t._array[index] = original - eps
+        minus = loss()
+        t._array[index] = original
+        numeric = (plus - minus) / (2 * eps)
+        analytic = float(grad[index])
+        if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
+            failures.append(_describe(name, t, f"element {tuple(int(k) for k in index)}", analytic, numeric, atol, rtol))
+    return failures
+
+
+def _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions):
+    failures = []
+    original = t._array.copy()
+    for k in range(n_directions):
+        u = rng.standard_normal(t.shape)
+        u /= np.linalg.norm(u) or 1.0
+        t._array[...] = original + eps * u
+        plus = loss()
+        t._array[...] = original - eps * u
+        minus = loss()
+        t._array[...] = original
+        numeric = (plus - minus) / (2 * eps)
+        analytic = float(np.sum(grad * u))
+        if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
+            failures.append(_describe(name, t, f"random direction {k}", analytic, numeric, atol, rtol))
+    return failures
+
+
+def _describe(name, t, where, analytic, numeric, atol, rtol):
+    allowed = atol + rtol * abs(numeric)
+    return (
+        f"{name} (shape {t.shape}), {where}: analytic gradient {analytic:.10g}, "
+        f"numeric {numeric:.10g}, difference {abs(analytic - numeric):.3g} > allowed {allowed:.3g} "
+        f"(atol {atol:g} + rtol {rtol:g} * |numeric|)"
+    )
 
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]

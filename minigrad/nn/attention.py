@@ -1,23 +1,13 @@
-"""Attention: the one implementation in minigrad, composed from primitive ops so that its backward
-is the chain rule at work. Every attention in minigrad and in models/ runs through this file.
+"""Multi-head attention, on the one scaled dot-product attention of minigrad/composites/attention.py
+(composed from primitive ops, so that its backward is the chain rule at work):
 
-Scaled dot-product attention (`scaled_dot_product_attention`, PyTorch's F.scaled_dot_product_attention):
-
-    scores  = Q K^T / sqrt(d_k)          matmul, mul        (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
-    scores  = masked_fill(scores, not allowed, -inf)       masked keys get weight exactly 0
-    weights = softmax(scores, dim=-1)                       each query's weights sum to 1
-    weights = dropout(weights)                              while training, if dropout_p > 0
-    output  = weights V                  matmul             (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
+    scores  = Q K^T / sqrt(d_k),  weights = softmax(masked scores),  output = weights V
 
 Multi-head attention (`MultiheadAttention`, PyTorch's nn.MultiheadAttention):
 
     Q = query W_Q^T + b_Q,  K = key W_K^T + b_K,  V = value W_V^T + b_V       (W_Q, W_K, W_V: rows of in_proj_weight)
     head_i = Attention(Q_i, K_i, V_i)      Q_i, K_i, V_i: the i-th slice of d_k = embed_dim / num_heads columns
     output = concat(head_1, ..., head_h) W_O^T + b_O                           (W_O: out_proj)
-
-Why divide by sqrt(d_k): if q and k have independent components of mean 0 and variance 1, q . k is
-a sum of d_k such products and has variance d_k; dividing by sqrt(d_k) brings it back to 1, which
-keeps softmax out of saturation (where its gradients vanish).
 
 Masks (minigrad/nn/masks.py has the table): scaled_dot_product_attention takes a bool mask with
 True = "may attend"; MultiheadAttention takes PyTorch's opposite convention (True = masked out) and
@@ -34,135 +24,15 @@ from ..torch_compat.backends.cuda import SDPBackend, sdpa_kernel  # noqa: F401  
 from ..errors import ShapeError
 from ..ops.util import require_floating
 from ..tensor import Tensor
+from ..composites.attention import (  # noqa: F401  (also nn.attention's names, as PyTorch)
+    scaled_dot_product_attention, scaled_dot_product_attention_with_weights,
+)
 from . import functional as F
 from . import init
 from .layers import Linear
 from .masks import sdpa_mask
 from .module import Module
 from .parameter import Parameter
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
-    """softmax(Q K^T * scale + mask) V with scale = 1/sqrt(d_k) unless given; PyTorch's semantics.
-
-    enable_gqa=True (grouped-query attention): key and value may have fewer heads (dim -3) than the
-    query, as long as that number divides the query's; each key/value head then serves a group of
-    consecutive query heads.
-    """
-    output, _ = scaled_dot_product_attention_with_weights(query, key, value, attn_mask, dropout_p, is_causal, scale,
-                                                          enable_gqa=enable_gqa)
-    return output
-
-
-def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
-                                              scale=None, enable_gqa=False):
-    """As scaled_dot_product_attention, and also return the attention weights (..., T, S): the ones
-    that multiplied V, so after dropout while dropout_p > 0 (as nn.MultiheadAttention returns them)."""
-    _check_qkv(query, key, value)
-    if enable_gqa:
-        key, value = _share_heads(query, key, "key"), _share_heads(query, value, "value")
-    _check_batch_dims(query, key, value, enable_gqa)
-    T, S = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)  # a Python float keeps float32
-    # (Q * scale) K^T equals (Q K^T) * scale and scales T x d_k numbers instead of T x S
-    scores = (query * scale) @ key.transpose(-2, -1)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
-
-    allowed = None  # bool array, True = may attend
-    if is_causal:
-        if attn_mask is not None:
-            raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal=True, not both")
-        allowed = np.tri(T, S, dtype=bool)
-    elif attn_mask is not None:
-        mask = attn_mask._array if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
-        try:
-            shape = np.broadcast_shapes(mask.shape, scores.shape)
-        except ValueError:
-            shape = None
-        if shape != scores.shape:
-            raise ShapeError(
-                f"scaled_dot_product_attention: attn_mask of shape {mask.shape} cannot be broadcast to "
-                f"the attention scores of shape {scores.shape} (..., T={T} queries, S={S} keys)"
-            )
-        if mask.dtype.kind == "b":
-            allowed = mask
-        elif mask.dtype.kind == "f":
-            blocked = np.isneginf(mask)
-            finite = np.where(blocked, 0, mask)
-            if finite.any():  # a mask of only 0 and -inf adds nothing: skip the addition
-                scores = scores + Tensor._make(finite.astype(scores.dtype))
-            allowed = ~blocked if blocked.any() else None
-        else:
-            raise TypeError(f"scaled_dot_product_attention: attn_mask must be bool or float, got {mask.dtype}")
-
-    dead_rows = None
-    if allowed is not None:
-        scores = scores.masked_fill(~allowed, float("-inf"))
-        dead = ~np.any(allowed, axis=-1, keepdims=True)  # queries with no allowed key; broadcasts like the mask
-        if dead.any():
-            # a query with no allowed key: softmax of all -inf is 0/0. Give those rows finite scores,
-            # then zero their weights, so the output is 0 and no gradient (let alone NaN) flows back.
-            dead_rows = dead
-            scores = scores.masked_fill(dead_rows, 0.0)
-    weights = F.softmax(scores, dim=-1)
-    if dead_rows is not None:
-        weights = weights.masked_fill(dead_rows, 0.0)
-    if dropout_p > 0.0:
-        weights = F.dropout(weights, dropout_p, training=True)
-    return weights @ value, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
-
-
-def _check_qkv(query, key, value):
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        require_floating(t, "scaled_dot_product_attention", name)
-    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
-        raise ShapeError(
-            f"scaled_dot_product_attention: query, key, value need shape (..., length, dim), got "
-            f"{query.shape}, {key.shape}, {value.shape}"
-        )
-    if query.shape[-1] != key.shape[-1]:
-        raise ShapeError(
-            f"scaled_dot_product_attention: query dim {query.shape[-1]} != key dim {key.shape[-1]} "
-            f"(shapes {query.shape} and {key.shape})"
-        )
-    if key.shape[-2] != value.shape[-2]:
-        raise ShapeError(
-            f"scaled_dot_product_attention: key and value need the same length, got shapes "
-            f"{key.shape} and {value.shape}"
-        )
-
-
-
-
-def _share_heads(query, kv, name):
-    """Grouped-query attention: repeat each of kv's heads for its group of query heads (dim -3)."""
-    if query.ndim < 3 or kv.ndim < 3:
-        return kv  # no head dim: nothing to share, as PyTorch
-    q_heads, kv_heads = query.shape[-3], kv.shape[-3]
-    if kv_heads == q_heads:
-        return kv
-    if kv_heads == 0 or q_heads % kv_heads:
-        raise RuntimeError(
-            "scaled_dot_product_attention: Number of heads in key and value must divide the number of heads in "
-            f"query (enable_gqa=True): the query has {q_heads} heads, the {name} {kv_heads} (shapes {query.shape} "
-            f"and {kv.shape}, heads at dim -3)"
-        )
-    # (..., H_kv, S, d) -> (..., H_q, S, d): heads 0,0,..,1,1,..: query head h uses kv head h // group
-    return kv.repeat_interleave(q_heads // kv_heads, dim=-3)
-
-
-def _check_batch_dims(query, key, value, enable_gqa):
-    """The dims before (length, dim) must broadcast together, as in PyTorch's matmuls."""
-    try:
-        np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    except ValueError:
-        hint = ""
-        if not enable_gqa and query.ndim >= 3 and key.ndim >= 3 and query.shape[-3] != key.shape[-3]:
-            hint = " (fewer key/value heads than query heads: pass enable_gqa=True for grouped-query attention)"
-        raise ShapeError(
-            f"scaled_dot_product_attention: the batch and head dims of query {query.shape}, key {key.shape} and "
-            f"value {value.shape} must match or broadcast{hint}"
-        ) from None
 
 
 class MultiheadAttention(Module):

@@ -7,16 +7,15 @@ Attention is in attention.py.
 import numpy as np
 
 from .. import ops
-from .. import random as _random
 from ..errors import ShapeError
 from ..composites import activations, losses, normalization, softmax as _softmax
 from ..composites.linear import linear as _linear
-from ..ops.dropout import Dropout
+from ..ops.dropout import dropout  # noqa: F401  (F.dropout)
 from ..ops.embedding import Embedding
 from ..ops.pad import ConstantPad
 from ..ops.util import require_floating, result_dtype
 from ..tensor import Tensor
-from .attention import scaled_dot_product_attention, scaled_dot_product_attention_with_weights  # noqa: F401
+from ..composites.attention import scaled_dot_product_attention, scaled_dot_product_attention_with_weights  # noqa: F401
 
 softmax = _softmax.softmax
 log_softmax = _softmax.log_softmax
@@ -84,33 +83,6 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"layer_norm: input of shape {input.shape} does not end in normalized_shape {normalized_shape}"
         )
     return normalization.layer_norm(input, weight, bias, len(normalized_shape), eps)
-
-
-def dropout(input, p=0.5, training=True):
-    """Zero each element with probability p and scale the rest by 1 / (1 - p); identity when not training."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: probability p must be in [0, 1], got {p}")
-    require_floating(input, "dropout")
-    if not training or p == 0.0:
-        return input
-    if p == 1.0:
-        return input * 0.0
-    return Dropout.apply(input, _keep_mask(input.shape, p), p)
-
-
-def _keep_mask(shape, p):
-    """A bool mask, True with probability 1 - p, from minigrad's seeded generator.
-
-    Each element compares 32 raw random bits with p * 2^32: drawing raw bits is about 2.5x cheaper
-    than drawing floats, and mask generation was the largest cost of dropout in a training step.
-    The bits are the generator's raw 64-bit outputs, drawn through integers() over the whole uint64
-    range, which returns exactly those outputs and runs 20-25% faster than bit_generator.random_raw.
-    """
-    n = int(np.prod(shape))
-    raw = _random.default_generator().integers(0, 2**64, size=(n + 1) // 2, dtype=np.uint64)
-    bits = raw.view(np.uint32)[:n]
-    threshold = np.uint32(min(round(p * 2.0**32), 2**32 - 1))
-    return (bits >= threshold).reshape(shape)
 
 
 _REDUCTIONS = ("mean", "sum", "none")

@@ -1,6 +1,6 @@
 """The primitive ops, one family per file; each op is a Function whose forward and ONE backward formula
 sit side by side. The formula runs on NumPy arrays at first order and on Tensors, recorded, for
-higher orders (minigrad/numpy_protocol.py says how).
+higher orders (minigrad/tensor_methods.py says how).
 
     elementwise.py  + - * / ** maximum minimum, comparisons, isclose allclose equal
     unary.py        exp log sqrt tanh relu abs sign clamp sin cos erf rsqrt, dtype casts, isnan isinf

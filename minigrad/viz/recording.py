@@ -32,9 +32,17 @@ from .. import function as _function
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # .../minigrad/
 # Where ops are applied rather than used: a line in here says how, never why (viz itself is here too).
-_MACHINERY = tuple(_PACKAGE + part for part in ("ops" + os.sep, "composites" + os.sep, "kernels" + os.sep, "function.py", "tensor.py",
-                                                 "numpy_protocol.py", "viz" + os.sep,
-                                                 os.path.join("nn", "functional.py"), os.path.join("autograd", "")))
+_MACHINERY = tuple(_PACKAGE + part for part in ("ops" + os.sep, os.path.join("composites", "__init__.py"),
+                                                 "kernels" + os.sep, "function.py", "tensor.py", "tensor_methods.py",
+                                                 "viz" + os.sep, os.path.join("nn", "functional.py"),
+                                                 os.path.join("autograd", "")))
+
+
+def _machinery(ctx):
+    """A kernel stands for a whole composite: its line is where the composite was called, not in the
+    composite's own file (whose lines name the primitives it is made of, when it runs as a composition)."""
+    composite = type(ctx).composite
+    return _MACHINERY if composite is None else _MACHINERY + (os.path.abspath(composite.__code__.co_filename),)
 
 
 class Recorder:
@@ -70,10 +78,10 @@ class Recorder:
             ctx.recorded_inputs = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in arrays)
             ctx.recorded_kwargs = dict(kwargs)
         if self.keep_lines:
-            ctx.code_lines = code_lines(sys._getframe(1))
+            ctx.code_lines = code_lines(sys._getframe(1), _machinery(ctx))
 
 
-def code_lines(frame):
+def code_lines(frame, machinery=_MACHINERY):
     """((file, line, function, code), ...) for the innermost frame outside minigrad's op machinery and,
     if it is another, the innermost frame outside minigrad: where an op was applied, and from which
     line of the user's code."""
@@ -85,7 +93,7 @@ def code_lines(frame):
             if user_only:
                 if not path.startswith(_PACKAGE):
                     break
-            elif not path.startswith(_MACHINERY) or f.f_code.co_name.startswith("backward"):  # an op's backward,
+            elif not path.startswith(machinery) or f.f_code.co_name.startswith("backward"):  # an op's backward,
                 break  # recording the gradient's own graph (create_graph=True): the line of its formula
             f = f.f_back
         if f is None:

@@ -9,7 +9,7 @@ with numbers and strings: a training checkpoint) is saved and loaded with no pic
 
 Anything else that torch.save accepts (a whole nn.Module, an object of your own class, a dict with
 tuple keys) is pickled where it occurs, with its tensors still stored as array entries
-(minigrad/weights_only.py). Loading it follows PyTorch 2.6+: `weights_only=True`, the default,
+(minigrad/serialization/weights_only.py). Loading it follows PyTorch 2.6+: `weights_only=True`, the default,
 refuses any class not on the allowlist, naming each one and the two remedies (allow the class with
 `torch.serialization.add_safe_globals` / `safe_globals`, or `weights_only=False` for a file you trust).
 
@@ -38,7 +38,7 @@ import zlib
 import numpy as np
 
 from . import weights_only as _weights_only
-from .tensor import Tensor
+from ..tensor import Tensor
 from .weights_only import (  # noqa: F401  (torch.serialization's names)
     WeightsOnlyError, add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals,
 )
@@ -148,7 +148,7 @@ class _Encoder:
         self.arrays, self.seen, self.protocol = arrays, seen, protocol
 
     def encode(self, value, where):
-        from .nn.parameter import Parameter
+        from ..nn.parameter import Parameter
 
         if len(where) > _MAX_DEPTH:
             raise ValueError(f"save: the structure nests deeper than {_MAX_DEPTH} levels "
@@ -249,7 +249,7 @@ def _describe_file(f):
 
 def _relocation(map_location):
     """A function (tensor) -> tensor from map_location; refuses any mapping that leaves the CPU."""
-    from .torch_compat.device import check_device, device
+    from ..torch_compat.device import check_device, device
 
     if map_location is None:
         return None
@@ -402,7 +402,7 @@ class _Reader:
         return self.arrays[entry]
 
     def tensor(self, entry, kind, requires_grad):
-        from .nn.parameter import Parameter
+        from ..nn.parameter import Parameter
 
         key = (entry, kind, requires_grad)
         if key not in self.tensors:

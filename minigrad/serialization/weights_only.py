@@ -1,6 +1,6 @@
 """The pickled parts of a checkpoint, and PyTorch 2.6's rule for loading them: weights only, unless trusted.
 
-A checkpoint holds state dicts without pickle (minigrad/serialization.py). Anything else that
+A checkpoint holds state dicts without pickle (minigrad/serialization/__init__.py). Anything else that
 `torch.save` accepts (a whole nn.Module, an object of the user's own class, a dict with tuple keys)
 is pickled, as PyTorch does, with one difference: tensors and arrays never go into the pickle. The
 Pickler below replaces each one by a reference to an array entry of the archive (its
@@ -41,8 +41,8 @@ _user_allowed = {}  # "module.qualname" -> object, from add_safe_globals
 
 
 def _allowed_defaults():
-    from .torch_compat.device import device
-    from .dtype import _absent_dtype
+    from ..torch_compat.device import device
+    from ..dtype import _absent_dtype
 
     return {**_DEFAULT_ALLOWED, (device.__module__, "device"): device,
             ("minigrad.device", "device"): device,  # its PyTorch path: how files written before torch_compat/ name it
@@ -102,8 +102,8 @@ class ArrayReferencingPickler(pickle.Pickler):
         self._add_array = add_array
 
     def persistent_id(self, obj):
-        from .nn.parameter import Parameter
-        from .tensor import Tensor
+        from ..nn.parameter import Parameter
+        from ..tensor import Tensor
 
         if type(obj) is Tensor:
             return ("tensor", self._add_array(obj._array))

@@ -10,11 +10,14 @@ values it *creates*: softmax over a row containing -inf (a mask) is fine, but Na
 without NaN, or an infinity out of finite inputs, raises. It is slow; use it to debug.
 """
 import os
+import sys
 import traceback
 
 import numpy as np
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the separator keeps out minigrad_x/
+from .. import engine, function
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # .../minigrad/ (not minigrad_x/)
 
 
 class _AnomalyMode:
@@ -30,7 +33,13 @@ def is_anomaly_enabled():
 
 
 def set_detect_anomaly(mode):
+    _set(mode)
+
+
+def _set(mode):
+    """Turn the checks on or off: function.apply and the engine call this module while it is on."""
     _AnomalyMode.enabled = bool(mode)
+    function._anomaly = engine._anomaly = sys.modules[__name__] if mode else None
 
 
 class detect_anomaly:
@@ -41,11 +50,11 @@ class detect_anomaly:
 
     def __enter__(self):
         self.previous = _AnomalyMode.enabled
-        _AnomalyMode.enabled = self.enabled
+        _set(self.enabled)
         return self
 
     def __exit__(self, *exc_info):
-        _AnomalyMode.enabled = self.previous
+        _set(self.previous)
         return False
 
     def __call__(self, fn):
