@@ -10,6 +10,7 @@ import numpy as np
 
 from . import anomaly, grad_mode
 from .errors import ShapeError
+from .kernels import summation
 
 # Set by minigrad.viz.trace_backward(): called as _trace(node, output, grad, input_grads) for each op
 # the walk visits. None otherwise, which costs one check per node.
@@ -74,7 +75,7 @@ def sum_to_shape(grad, shape, op_name="backward"):
     """
     if grad.shape == shape:
         return grad
-    return grad.sum(axis=broadcast_axes(grad.shape, shape, op_name)).reshape(shape)
+    return summation.sum_to_shape(grad, shape, broadcast_axes(grad.shape, shape, op_name))
 
 
 def broadcast_axes(grad_shape, shape, op_name="backward"):

@@ -107,7 +107,7 @@ def sum_of_products(a, b, axis):
     the first level of the cascade multiplies and adds in one np.einsum."""
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype != _F32 or b.dtype != _F32 or a.shape != b.shape:
-        return np.sum(a * b, axis=axis)
+        return sum(a * b, axis)
     ax = axis % a.ndim
     n = a.shape[ax]
     letters = "abcdefghijklmnopqrstuvwxyz"[: a.ndim + 1]

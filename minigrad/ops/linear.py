@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
+from ..kernels import summation
 from ..threads import matmul
 from .matmul import MatMul
 from .shape import transpose
@@ -39,7 +40,7 @@ class Linear(Function):
         g2 = grad.reshape(-1, weight.shape[0])  # (..., out) -> (N, out)
         grad_x = matmul(g2, weight).reshape(x.shape) if need_x else None
         grad_w = matmul(g2.T, x.reshape(-1, weight.shape[1])) if need_w else None  # (out, N) @ (N, in)
-        grad_b = np.einsum("ij->j", g2) if need_b else None  # einsum: 2x faster than sum(axis=0) here
+        grad_b = summation.sum(g2, 0) if need_b else None
         return grad_x, grad_w, grad_b
 
     @staticmethod

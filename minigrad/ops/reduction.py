@@ -8,6 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..function import Function
+from ..kernels import summation
 from ..tensor import Tensor
 from .join import cat
 from .util import normalize_dim, normalize_dims
@@ -38,7 +39,7 @@ class Sum(Function):
     def forward(ctx, x, dims, keepdim):
         # y = sum_i x_i over dims
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        return x.sum(axis=dims, keepdims=keepdim)
+        return summation.sum(x, dims, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -58,7 +59,7 @@ class Mean(Function):
         # y = (1/n) sum_i x_i over dims
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         ctx.count = int(np.prod([x.shape[d] for d in dims]))
-        return x.mean(axis=dims, keepdims=keepdim)
+        return summation.mean(x, dims, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -79,10 +80,10 @@ class Var(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         count = int(np.prod([x.shape[d] for d in dims]))
         ctx.denominator = builtins.max(count - correction, 0)  # this module's max is the op
-        centered = x - x.mean(axis=dims, keepdims=True)
+        centered = x - summation.mean(x, dims, keepdims=True)
         ctx.save_for_backward(centered)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (centered * centered).sum(axis=dims, keepdims=keepdim) / ctx.denominator
+            return summation.sum(centered * centered, dims, keepdim) / ctx.denominator
 
     @staticmethod
     def backward(ctx, grad):
@@ -110,9 +111,9 @@ class Std(Function):
         ctx.dims, ctx.keepdim = dims, keepdim
         count = int(np.prod([x.shape[d] for d in dims]))
         ctx.denominator = builtins.max(count - correction, 0)
-        centered = x - x.mean(axis=dims, keepdims=True)
+        centered = x - summation.mean(x, dims, keepdims=True)
         with np.errstate(divide="ignore", invalid="ignore"):
-            std = np.sqrt((centered * centered).sum(axis=dims, keepdims=True) / ctx.denominator)
+            std = np.sqrt(summation.sum(centered * centered, dims, keepdims=True) / ctx.denominator)
         ctx.save_for_backward(centered, std)
         return std if keepdim else np.squeeze(std, axis=dims)
 
@@ -195,7 +196,7 @@ class LogSumExp(Function):
         m = np.max(x, axis=dims, keepdims=True, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0).astype(x.dtype, copy=False)  # all -inf (or inf): shift by 0
         with np.errstate(divide="ignore"):
-            out = np.log(np.exp(x - m).sum(axis=dims, keepdims=True)) + m
+            out = np.log(summation.sum(np.exp(x - m), dims, keepdims=True)) + m
         ctx.save_for_backward(x, out)
         ctx.dims, ctx.keepdim = dims, keepdim
         return out if keepdim else np.squeeze(out, axis=dims)
