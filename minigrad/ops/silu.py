@@ -1,7 +1,6 @@
 """SiLU (swish): silu(x) = x * sigmoid(x), the activation of LLaMA-style feed-forward layers."""
-import numpy as np
-
 from ..function import Function
+from ..kernels import elementwise
 
 
 class SiLU(Function):
@@ -10,21 +9,19 @@ class SiLU(Function):
     @staticmethod
     def forward(ctx, x):
         # y = x sigmoid(x)
-        s = 0.5 * (np.tanh(0.5 * x) + 1)  # sigmoid(x) in the form that cannot overflow
+        y, ctx.exp_neg_abs = elementwise.silu(x)  # and exp(-|x|), from which backward rebuilds sigmoid(+-x)
         ctx.save_for_backward(x)
-        ctx.sigmoid = s
-        return x * s
+        return y
 
     @staticmethod
     def backward(ctx, grad):
         # d(x s)/dx = s + x s (1 - s) = s (1 + x (1 - s)),   s = sigmoid(x)
         (x,) = ctx.saved_tensors
-        s = ctx.sigmoid
-        return grad * (s * (1 + x * (1 - s)))
+        return grad * elementwise.silu_grad(x, ctx.exp_neg_abs)
 
     @staticmethod
     def backward_differentiable(ctx, grad):
-        # the same formula with s = sigmoid(x) recomputed in minigrad ops (ctx.sigmoid would be a constant)
+        # the same formula with s = sigmoid(x) recomputed in minigrad ops (ctx.exp_neg_abs would be a constant)
         (x,) = ctx.saved_tensors
         s = x.sigmoid()
         return grad * (s * (1 + x * (1 - s)))

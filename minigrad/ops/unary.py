@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtype as _dtype
 from ..function import Function
+from ..kernels import elementwise
 from ..tensor import Tensor
 from . import special
 from .util import scalar
@@ -82,16 +83,21 @@ class Tanh(Function):
 class Sigmoid(Function):
     @staticmethod
     def forward(ctx, x):
-        # y = 1 / (1 + e^-x) = (tanh(x / 2) + 1) / 2;
-        # 1 / (1 + e^-x) overflows for large negative x; the tanh form is stable everywhere
-        y = 0.5 * (np.tanh(0.5 * x) + 1)
-        ctx.save_for_backward(y)
+        # y = 1 / (1 + e^-x), and 1 - y = sigmoid(-x), both accurate in both tails (kernels/elementwise.py)
+        y, complement = elementwise.sigmoid_pair(x)
+        ctx.save_for_backward(y, complement)
         return y
 
     @staticmethod
     def backward(ctx, grad):
         # d(sigmoid x)/dx = y (1 - y)
-        (y,) = ctx.saved_tensors
+        y, complement = ctx.saved_tensors
+        return grad * y * complement
+
+    @staticmethod
+    def backward_differentiable(ctx, grad):
+        # the same, recorded, from the output y (the saved complement would be a constant)
+        y, _ = ctx.saved_tensors
         return grad * y * (1 - y)
 
 
