@@ -74,10 +74,8 @@ def sum(array, axis=None, keepdims=False, dtype=None):  # noqa: A001 (the module
 def mean(array, axis=None, keepdims=False):
     """np.mean(array, axis, keepdims=keepdims): the accurate sum divided by the count."""
     a = array if type(array) is np.ndarray else np.asarray(array)
-    if a.dtype == _F16:
-        return mean(a.astype(_F32), axis, keepdims).astype(_F16)
     if a.dtype != _F32:
-        return np.mean(a, axis=axis, keepdims=keepdims)
+        return np.mean(a, axis=axis, keepdims=keepdims)  # float16: NumPy's accumulates in float32
     axes = _axes(axis, a.ndim)
     count = 1
     for ax in axes:
