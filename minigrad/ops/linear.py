@@ -4,7 +4,6 @@ Composed from transpose, matmul and add it gives the same gradients (the tests c
 it runs 3-D input through one 2-D matrix product in forward and backward, which avoids the large
 batched temporaries of a (B, T, k) x (k, m) product and the per-op overhead of three nodes.
 """
-import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
