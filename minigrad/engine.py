@@ -10,6 +10,7 @@ import numpy as np
 
 from . import grad_mode
 from .errors import ShapeError
+from .kernels import summation
 from .tensor import Tensor
 
 # Set by minigrad.autograd.anomaly while anomaly mode is on (that module: check_backward); None otherwise.
@@ -76,11 +77,14 @@ def sum_to_shape(grad, shape, op_name="backward"):
 
     y = broadcast(x) copies each element of x to several places of y, so dL/dx is the sum of dL/dy
     over those places: over the leading axes x lacks and over the axes where x has size 1. The same
-    lines serve an array (first order) and a Tensor (recorded: a Sum in the gradient's graph).
+    sum is the kernels' accurate summation for an array (first order), a recorded Sum for a Tensor.
     """
     if grad.shape == shape:
         return grad
-    return grad.sum(axis=broadcast_axes(grad.shape, shape, op_name)).reshape(shape)
+    axes = broadcast_axes(grad.shape, shape, op_name)
+    if isinstance(grad, np.ndarray):
+        return summation.sum_to_shape(grad, shape, axes)  # accurate along any axis (kernels/summation.py)
+    return grad.sum(axis=axes).reshape(shape)
 
 
 def broadcast_axes(grad_shape, shape, op_name="backward"):

@@ -1,1 +1,2 @@
-"""Fast NumPy kernels: fused forward/backward pairs that stand in for composites, and the array routines they share."""
+"""Fast NumPy kernels: fused forward/backward pairs that stand in for composites, the one summation every
+sum goes through, and the array routines they share."""

@@ -14,7 +14,7 @@ from ..composites import stands_in_for
 from ..function import Function
 from ..ops.special import _erf_float32 as erf_float32_block
 from ..ops.special import erf
-from . import threads
+from . import elementwise, threads
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
@@ -113,9 +113,8 @@ class GELU(Function, arrays=True):
 class Sigmoid(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
-        # y = 1 / (1 + e^-x) = (tanh(x / 2) + 1) / 2;
-        # 1 / (1 + e^-x) overflows for large negative x; the tanh form is stable everywhere
-        y = 0.5 * (np.tanh(0.5 * x) + 1)
+        # y = 1 / (1 + e^-x), and 1 - y = sigmoid(-x), both accurate in both tails (elementwise.py)
+        y, ctx.complement = elementwise.sigmoid_pair(x)
         ctx.save_for_backward(y)
         return y
 
@@ -123,7 +122,7 @@ class Sigmoid(Function, arrays=True):
     def backward(ctx, grad):
         # d(sigmoid x)/dx = y (1 - y)
         (y,) = ctx.saved_tensors
-        return grad * y * (1 - y)
+        return grad * y * ctx.complement
 
 
 @stands_in_for(composites._silu)
@@ -133,14 +132,12 @@ class SiLU(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
         # y = x sigmoid(x)
-        s = 0.5 * (np.tanh(0.5 * x) + 1)  # sigmoid(x) in the form that cannot overflow
+        y, ctx.exp_neg_abs = elementwise.silu(x)  # and exp(-|x|), from which backward rebuilds sigmoid(+-x)
         ctx.save_for_backward(x)
-        ctx.sigmoid = s
-        return x * s
+        return y
 
     @staticmethod
     def backward(ctx, grad):
         # d(x s)/dx = s + x s (1 - s) = s (1 + x (1 - s)),   s = sigmoid(x)
         (x,) = ctx.saved_tensors
-        s = ctx.sigmoid
-        return grad * (s * (1 + x * (1 - s)))
+        return grad * elementwise.silu_grad(x, ctx.exp_neg_abs)

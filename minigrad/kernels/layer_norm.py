@@ -12,6 +12,7 @@ import numpy as np
 from ..composites import normalization as composites
 from ..composites import stands_in_for
 from ..function import Function
+from . import summation
 from .rowwise import dot_along, sum_along
 
 
@@ -57,7 +58,7 @@ class LayerNorm(Function, arrays=True):
             h *= rstd
             grad_x = h.reshape(ctx.shape)
         if need_w:
-            grad_w = np.einsum("ij,ij->j", g2, x_hat).reshape(ctx.param_shape)
+            grad_w = summation.sum_of_products(g2, x_hat, 0).reshape(ctx.param_shape)
         if need_b:
-            grad_b = np.einsum("ij->j", g2).reshape(ctx.param_shape)  # faster than sum(axis=0)
+            grad_b = summation.sum(g2, 0).reshape(ctx.param_shape)
         return grad_x, grad_w, grad_b, None, None

@@ -3,12 +3,12 @@
 It runs 3-D input through one 2-D matrix product in forward and backward, which avoids the large
 batched temporaries of a (B, T, k) x (k, m) product and the per-op overhead of three nodes.
 """
-import numpy as np
 
 from ..composites import linear as composites
 from ..composites import stands_in_for
 from ..errors import ShapeError
 from ..function import Function
+from . import summation
 from .threads import matmul
 
 
@@ -39,5 +39,5 @@ class Linear(Function, arrays=True):
         g2 = grad.reshape(-1, weight.shape[0])  # (..., out) -> (N, out)
         grad_x = matmul(g2, weight).reshape(x.shape) if need_x else None
         grad_w = matmul(g2.T, x.reshape(-1, weight.shape[1])) if need_w else None  # (out, N) @ (N, in)
-        grad_b = np.einsum("ij->j", g2) if need_b else None  # einsum: 2x faster than sum(axis=0) here
+        grad_b = summation.sum(g2, 0) if need_b else None
         return grad_x, grad_w, grad_b

@@ -13,6 +13,7 @@ import numpy as np
 from ..composites import losses as composites
 from ..composites import stands_in_for
 from ..function import Function
+from . import elementwise
 from .rowwise import shifted_exp, sum_along
 
 
@@ -153,7 +154,7 @@ class BCEWithLogits(Function, arrays=True):
 
         l = (1 - y) x + (1 + (pw - 1) y) log(1 + e^-x)        pw = pos_weight (1 if not given)
 
-    log(1 + e^-x) is np.logaddexp(0, -x), which never overflows.
+    Computed by kernels/elementwise.py in forms that neither overflow nor cancel in the tails.
     """
 
     node_name = "BinaryCrossEntropyWithLogitsBackward0"  # PyTorch's name for this node
@@ -161,18 +162,15 @@ class BCEWithLogits(Function, arrays=True):
     @staticmethod
     def forward(ctx, x, y, pos_weight):
         # l = (1 - y) x + (1 + (pw - 1) y) log(1 + e^-x)  (= -pw y log sigmoid(x) - (1 - y) log(1 - sigmoid(x)))
-        softplus = np.logaddexp(0, -x)  # log(1 + e^-x)
-        log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * y
+        loss, ctx.softplus = elementwise.bce_with_logits(x, y, pos_weight)  # and log(1 + e^-x)
         ctx.save_for_backward(x, y, pos_weight)
-        ctx.softplus, ctx.log_weight = softplus, log_weight
-        return ((1 - y) * x + log_weight * softplus).astype(x.dtype, copy=False)
+        return loss.astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
         # dl/dx = (1 - y) - lw sigmoid(-x),  dl/dy = -x + (pw - 1) log(1 + e^-x),  dl/dpw = y log(1 + e^-x)
         x, y, pos_weight = ctx.saved_tensors
-        sigmoid_neg = 0.5 * (np.tanh(-0.5 * x) + 1)
-        grad_x = grad * ((1 - y) - ctx.log_weight * sigmoid_neg)
+        grad_x = grad * elementwise.bce_with_logits_grad(x, y, pos_weight)
         grad_y = grad * (-x if pos_weight is None else -x + (pos_weight - 1) * ctx.softplus)
         grad_pw = None if pos_weight is None else grad * y * ctx.softplus
         return grad_x, grad_y, grad_pw

@@ -3,23 +3,25 @@ layer norm). They compute what `x.sum(axis=dim, keepdims=True)` and `x.max(...)`
 
 Why not plain NumPy reductions: along a short last axis (24 keys, 64 classes) `np.sum` and `np.max`
 pay a per-row overhead and were 3-10x slower than `np.einsum`'s summation, which dominated the time of
-softmax and layer norm in a training step.
+softmax and layer norm in a training step. The sums are the kernels' summation
+(minigrad/kernels/summation.py), which takes einsum's loop for short contiguous rows and stays accurate
+along any dim and for long rows.
 """
 import numpy as np
+
+from . import summation
 
 
 def sum_along(x, dim):
     """x.sum(axis=dim, keepdims=True)."""
-    if dim == x.ndim - 1:
-        return np.einsum("...i->...", x)[..., None]
-    return x.sum(axis=dim, keepdims=True)
+    return summation.sum(x, dim, keepdims=True)
 
 
 def dot_along(a, b, dim):
     """(a * b).sum(axis=dim, keepdims=True), without the product as a temporary."""
     if dim == a.ndim - 1 and a.shape == b.shape:
         return np.einsum("...i,...i->...", a, b)[..., None]
-    return (a * b).sum(axis=dim, keepdims=True)
+    return np.expand_dims(summation.sum_of_products(a, b, dim), dim)
 
 
 def row_max(x2):

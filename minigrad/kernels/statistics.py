@@ -7,6 +7,7 @@ import numpy as np
 from ..composites import statistics as composites
 from ..composites import stands_in_for
 from ..function import Function
+from . import summation
 
 
 @stands_in_for(composites._var)
@@ -17,10 +18,10 @@ class Var(Function, arrays=True):
         ctx.dims, ctx.keepdim = dims, keepdim
         count = int(np.prod([x.shape[d] for d in dims]))
         ctx.denominator = builtins.max(count - correction, 0)  # this module's max is the op
-        centered = x - x.mean(axis=dims, keepdims=True)
+        centered = x - summation.mean(x, dims, keepdims=True)
         ctx.save_for_backward(centered)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (centered * centered).sum(axis=dims, keepdims=keepdim) / ctx.denominator
+            return summation.sum(centered * centered, dims, keepdim) / ctx.denominator
 
     @staticmethod
     def backward(ctx, grad):
@@ -42,9 +43,9 @@ class Std(Function, arrays=True):
         ctx.dims, ctx.keepdim = dims, keepdim
         count = int(np.prod([x.shape[d] for d in dims]))
         ctx.denominator = builtins.max(count - correction, 0)
-        centered = x - x.mean(axis=dims, keepdims=True)
+        centered = x - summation.mean(x, dims, keepdims=True)
         with np.errstate(divide="ignore", invalid="ignore"):
-            std = np.sqrt((centered * centered).sum(axis=dims, keepdims=True) / ctx.denominator)
+            std = np.sqrt(summation.sum(centered * centered, dims, keepdims=True) / ctx.denominator)
         ctx.save_for_backward(centered, std)
         return std if keepdim else np.squeeze(std, axis=dims)
 

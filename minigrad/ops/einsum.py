@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
+from ..kernels import summation
 from ..tensor import Tensor
 from .shape import expand
 
@@ -24,7 +25,7 @@ class Einsum(Function, arrays=True):
         # y[out] = sum over the letters not in out of prod_k operand_k[in_k]  ("ij,jk->ik": y_ik = sum_j a_ij b_jk)
         ctx.inputs, ctx.output = inputs, output
         ctx.save_for_backward(*operands)
-        return np.einsum(",".join(inputs) + "->" + output, *operands, optimize=len(operands) > 2)
+        return summation.einsum(inputs, output, *operands)
 
     @staticmethod
     def backward(ctx, grad):
@@ -37,7 +38,7 @@ class Einsum(Function, arrays=True):
                 continue
             others, kept, missing = _gradient_subscripts(ctx, k)
             arrays = [grad] + [a for j, a in enumerate(operands) if j != k]
-            partial = np.einsum(",".join([ctx.output] + others) + "->" + kept, *arrays, optimize=len(arrays) > 2)
+            partial = Einsum.apply(*arrays, inputs=[ctx.output] + others, output=kept)
             if missing:  # summed over this operand alone: the same gradient along those dims
                 partial = np.expand_dims(partial, missing)
                 partial = np.broadcast_to(partial, np.broadcast_shapes(partial.shape, operand.shape))

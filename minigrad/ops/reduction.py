@@ -8,6 +8,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..function import Function
+from ..kernels import summation
 from ..tensor import Tensor
 from .indexing import IndexAdd
 from .util import normalize_dim, normalize_dims
@@ -29,7 +30,7 @@ class Sum(Function, arrays=True):
     def forward(ctx, x, dims, keepdim):
         # y = sum_i x_i over dims
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        return x.sum(axis=dims, keepdims=keepdim)
+        return summation.sum(x, dims, keepdim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -43,7 +44,7 @@ class Mean(Function, arrays=True):
         # y = (1/n) sum_i x_i over dims
         ctx.in_shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         ctx.count = int(np.prod([x.shape[d] for d in dims]))
-        return x.mean(axis=dims, keepdims=keepdim)
+        return summation.mean(x, dims, keepdim)
 
     @staticmethod
     def backward(ctx, grad):

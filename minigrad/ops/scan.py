@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..function import Function
+from ..kernels import summation
 from .util import normalize_dim, refuse_out
 
 
@@ -10,12 +11,12 @@ class Cumsum(Function, arrays=True):
     def forward(ctx, x, dim):
         # y_i = sum_{j <= i} x_j along dim
         ctx.dim = dim
-        return np.cumsum(x, axis=dim)
+        return summation.cumsum(x, dim)
 
     @staticmethod
     def backward(ctx, grad):
         # y_i = sum_{j <= i} x_j  =>  dL/dx_j = sum_{i >= j} dL/dy_i: a cumulative sum from the end
-        return np.flip(np.cumsum(np.flip(grad, axis=ctx.dim), axis=ctx.dim), axis=ctx.dim), None
+        return np.flip(Cumsum.apply(np.flip(grad, axis=ctx.dim), ctx.dim), axis=ctx.dim), None
 
 
 
