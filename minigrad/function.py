@@ -206,13 +206,12 @@ class Function:
         if not cls.arrays:
             return _apply_in_pytorch_form(cls, args, kwargs)
         ctx = node_class(cls)()
-        if not any(type(a) is Tensor or isinstance(a, Tensor) for a in args):
-            return cls.forward(ctx, *args, **kwargs)
         arrays = []
         parents = []
-        any_grad = False
+        any_grad = any_tensor = False
         for arg in args:
             if isinstance(arg, Tensor):
+                any_tensor = True
                 array = arg._array
                 if arrays and (arrays[-1] is array or len(arrays) > 1) and _shared_with_another(arg, array, args,
                                                                                                 arrays):
@@ -225,6 +224,8 @@ class Function:
             else:
                 arrays.append(arg)
             parents.append(None)
+        if not any_tensor:  # arrays in, an array out: a backward formula calling a primitive at first order
+            return cls.forward(ctx, *args, **kwargs)
         record = any_grad and grad_mode._GradMode.enabled
         if record:
             ctx.needs_input_grad = tuple(p is not None for p in parents)

@@ -99,7 +99,11 @@ class IndexAdd(Function, arrays=True):
             axis, along = taken
             return take_grad(g, along, axis, shape)
         out = np.zeros(shape, dtype=g.dtype)
-        np.add.at(out, index, g)
+        parts = index if isinstance(index, tuple) else (index,)
+        if any(isinstance(p, np.ndarray) and p.dtype.kind in "iu" for p in parts):
+            np.add.at(out, index, g)  # integer arrays may name a place twice: each adds
+        else:
+            out[index] = g  # slices, ints, a bool mask: each place at most once
         return out
 
     @staticmethod

@@ -1,0 +1,78 @@
+"""Every kernel (minigrad/kernels/) against the composition it stands in for (minigrad/composites/).
+
+A kernel is a fast first-order shortcut: its value and gradient must be the composition's (float64,
+random upstream gradient), and its second derivative IS the composition's (a recorded backward
+replays it), which gradgradcheck confirms against finite differences.
+"""
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad.composites import without_kernels
+
+
+def normal(*shape, seed=0, scale=1.0):
+    return mg.tensor(np.random.default_rng(seed).standard_normal(shape) * scale, requires_grad=True)
+
+
+TARGETS = np.array([0, 3, 1, 3, 2])
+WEIGHT = mg.tensor(np.random.default_rng(9).standard_normal((4, 6)), requires_grad=True)
+BIAS = mg.tensor(np.random.default_rng(8).standard_normal(4), requires_grad=True)
+LN_W = mg.tensor(1 + 0.1 * np.random.default_rng(7).standard_normal(6), requires_grad=True)
+LN_B = mg.tensor(0.1 * np.random.default_rng(6).standard_normal(6), requires_grad=True)
+
+CASES = {
+    "softmax": (lambda x: x.softmax(-1), [normal(5, 6)]),
+    "softmax over dim 0": (lambda x: x.softmax(0), [normal(5, 6)]),
+    "log_softmax": (lambda x: x.log_softmax(-1), [normal(5, 6, scale=3)]),
+    "sigmoid": (lambda x: x.sigmoid(), [normal(5, 6, scale=4)]),
+    "silu": (lambda x: F.silu(x), [normal(5, 6, scale=3)]),
+    "gelu": (lambda x: F.gelu(x), [normal(5, 6, scale=2)]),
+    "gelu tanh": (lambda x: F.gelu(x, approximate="tanh"), [normal(5, 6, scale=2)]),
+    "var": (lambda x: x.var(1), [normal(5, 6)]),
+    "std": (lambda x: x.std(0, correction=0), [normal(5, 6)]),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, (6,), w, b), [normal(2, 5, 6), LN_W, LN_B]),
+    "linear": (lambda x, w, b: F.linear(x, w, b), [normal(2, 5, 6), WEIGHT, BIAS]),
+    "cross_entropy": (lambda x: F.cross_entropy(x, mg.tensor(TARGETS)), [normal(5, 4)]),
+    "cross_entropy smoothed, ignored": (
+        lambda x: F.cross_entropy(x, mg.tensor(TARGETS), ignore_index=3, label_smoothing=0.2), [normal(5, 4)]),
+    "nll_loss": (lambda x: F.nll_loss(x.log_softmax(-1), mg.tensor(TARGETS), reduction="sum"), [normal(5, 4)]),
+    "kl_div": (lambda x, t: F.kl_div(x.log_softmax(-1), t.softmax(-1), reduction="batchmean"),
+               [normal(5, 4), normal(5, 4, seed=3)]),
+    "bce_with_logits": (lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid()),
+                        [normal(5, 4, scale=3), normal(5, 4, seed=4)]),
+}
+
+
+def _values_and_grads(fn, inputs):
+    for t in inputs:
+        t.grad = None
+    out = fn(*inputs)
+    upstream = mg.tensor(np.random.default_rng(1).standard_normal(out.shape))
+    (out * upstream).sum().backward()
+    return out.detach().numpy().copy(), [t.grad.numpy().copy() for t in inputs]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_kernel_gives_the_compositions_values_and_gradients(name):
+    fn, inputs = CASES[name]
+    kernel_out, kernel_grads = _values_and_grads(fn, inputs)
+    with without_kernels():
+        composed_out, composed_grads = _values_and_grads(fn, inputs)
+    np.testing.assert_allclose(kernel_out, composed_out, rtol=1e-10, atol=1e-12)
+    for k, c in zip(kernel_grads, composed_grads):
+        np.testing.assert_allclose(k, c, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_kernels_second_derivative_is_the_compositions(name):
+    fn, inputs = CASES[name]
+    assert mg.gradgradcheck(fn, inputs)
+
+
+def test_the_kernel_runs_unless_told_not_to():
+    x = normal(3, 4)
+    assert x.softmax(-1).grad_fn.name() == "SoftmaxBackward0"  # the kernel's node
+    with without_kernels():
+        assert x.softmax(-1).grad_fn.name() == "DivBackward0"  # the composition's last op: e / sum(e)
