@@ -42,6 +42,12 @@ CASES = {
                [normal(5, 4), normal(5, 4, seed=3)]),
     "bce_with_logits": (lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid()),
                         [normal(5, 4, scale=3), normal(5, 4, seed=4)]),
+    # no kernel stands in for these: the value and gradient compared are the composition's both times,
+    # and the second derivative is checked all the same, as the coverage test below asks of every composite
+    "logsumexp": (lambda x: x.logsumexp(1), [normal(5, 6, scale=3)]),
+    "normalize": (lambda x: F.normalize(x, dim=1), [normal(5, 6)]),
+    "scaled_dot_product_attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                                     [normal(2, 3, 4, seed=11), normal(2, 3, 4, seed=12), normal(2, 3, 4, seed=13)]),
 }
 
 
@@ -76,3 +82,35 @@ def test_the_kernel_runs_unless_told_not_to():
     assert x.softmax(-1).grad_fn.name() == "SoftmaxBackward0"  # the kernel's node
     with without_kernels():
         assert x.softmax(-1).grad_fn.name() == "DivBackward0"  # the composition's last op: e / sum(e)
+
+
+
+def test_every_composite_has_a_second_order_case():
+    """Each composition (every function decorated @composite in minigrad/composites/) runs in some case
+    above when the kernels are off: a composite added without a case fails here."""
+    import importlib
+    import pkgutil
+    import sys
+
+    definitions = {}
+    for info in pkgutil.iter_modules(mg.composites.__path__):
+        module = importlib.import_module(f"minigrad.composites.{info.name}")
+        for value in vars(module).values():
+            if callable(value) and hasattr(value, "definition"):
+                definitions[value.definition.__code__] = f"{info.name}.{value.__name__}"
+    assert len(definitions) >= 12
+    called = set()
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code in definitions:
+            called.add(frame.f_code)
+
+    sys.setprofile(profile)
+    try:
+        with without_kernels():
+            for fn, inputs in CASES.values():
+                fn(*inputs)
+    finally:
+        sys.setprofile(None)
+    missing = sorted(definitions[c] for c in set(definitions) - called)
+    assert not missing, f"no case reaches the composites {missing}"
