@@ -275,7 +275,9 @@ class Tensor:
         self._array = array
 
     def numpy(self):
-        if self.requires_grad:
+        """The NumPy array itself (shared). Refused while the tensor requires grad and grad mode is on, as
+        PyTorch: inside no_grad, or a Function's forward, the values are there to be read."""
+        if self.requires_grad and grad_mode._GradMode.enabled:
             raise RuntimeError(
                 "Can't call numpy() on a tensor that requires grad: use tensor.detach().numpy()"
             )

@@ -427,3 +427,26 @@ def test_user_function_returning_the_wrong_number_of_gradients():
 
     with pytest.raises(RuntimeError, match="Bad"):
         Bad.apply(leaf([1.0]), leaf([2.0])).backward()
+
+
+def test_numpy_follows_grad_mode():
+    # PyTorch allows numpy() on a tensor that requires grad where grad mode is off (inside no_grad, and
+    # inside a Function's forward), and refuses it where a graph is being recorded
+    w = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="requires grad"):
+        w.numpy()
+    with mg.no_grad():
+        assert w.numpy().tolist() == [1.0, 2.0]
+
+    class NumpyDouble(mg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return mg.tensor(x.numpy() * 2)  # the NumPy-extension tutorial's pattern
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    y = NumpyDouble.apply(w)
+    y.sum().backward()
+    assert y.tolist() == [2.0, 4.0] and w.grad.tolist() == [2.0, 2.0]

@@ -172,3 +172,22 @@ def test_outputs_as_tuple_and_integer_outputs_ignored():
     x = leaf((3, 4), 16)
     assert mg.gradcheck(lambda x: x.max(dim=1), x)  # (values, indices): indices carry no gradient
     assert mg.gradcheck(lambda x: (x.exp(), x * 2), x)
+
+
+def test_a_non_leaf_input_is_checked_and_its_graph_left_as_it_was():
+    # as PyTorch's docs write it: x = torch.tensor(1., requires_grad=True, dtype=torch.double).clone()
+    x = mg.tensor(1.0, requires_grad=True, dtype=mg.float64).clone()
+    assert mg.autograd.gradcheck(mg.exp, (x,))
+    assert mg.autograd.gradgradcheck(mg.exp, (x,))
+    (g,) = mg.autograd.grad(mg.exp(x), x)  # the graph that made x is still there, unfreed
+    assert g.item() == pytest.approx(np.e)
+    y = mg.randn(3, dtype=mg.float64, requires_grad=True) * 2  # the output of another op
+    assert mg.autograd.gradcheck(mg.sin, (y,)) and mg.autograd.gradgradcheck(mg.sin, (y,))
+    view = leaf((2, 3), 7)[:, 1:]  # a view
+    assert mg.autograd.gradcheck(lambda t: (t * t).sum(0), (view,))
+
+
+def test_a_non_leaf_input_with_a_wrong_backward_still_fails():
+    x = leaf((2, 3), 4) * 1.0
+    with pytest.raises(mg.GradcheckError, match="input #0"):
+        mg.gradcheck(lambda t: WrongSquare.apply(t), (x,))

@@ -58,6 +58,8 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
     names, values = _name_inputs(inputs)
     if isinstance(inputs, dict):
         call, fn = fn, (lambda *_: call())
+    else:
+        values = [_as_leaf(v) for v in values]
     checked = [(n, t) for n, t in zip(names, values) if isinstance(t, Tensor) and t.requires_grad]
     if not checked:
         raise ValueError("gradcheck: no input requires grad, so there is nothing to check")
@@ -125,6 +127,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     names, values = _name_inputs(inputs)
     if isinstance(inputs, dict):
         raise TypeError("gradgradcheck: inputs must be a Tensor or a sequence of them (fn is called as fn(*inputs))")
+    values = [_as_leaf(v) for v in values]
     wrt = [t for t in values if isinstance(t, Tensor) and t.requires_grad]
     if not wrt:
         raise ValueError("gradgradcheck: no input requires grad, so there is nothing to check")
@@ -154,6 +157,15 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     checked.update({f"grad_output #{k}": g for k, g in enumerate(grad_outputs) if g.requires_grad})
     return gradcheck(first_derivative, checked, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
                      fast_mode=fast_mode, seed=seed)
+
+
+def _as_leaf(value):
+    """An input that is itself the output of other ops (a non-leaf, a view) as a fresh leaf holding a copy
+    of its values: fn is checked as the function of those values it is, as PyTorch's gradcheck does, and
+    the check neither perturbs nor walks (and frees) the graph that made the input."""
+    if isinstance(value, Tensor) and value.requires_grad and value.grad_fn is not None:
+        return Tensor._make(value._array.copy()).requires_grad_()
+    return value
 
 
 def _name_inputs(inputs):
