@@ -40,8 +40,8 @@ from .training import TASKS, Trainer, default_checkpoint, load_for_inference, tr
 from .transformer import beam_search, greedy_decode
 
 # How long `minigrad train TASK` takes with its defaults: the README's "Measured" table (2-core CPU)
-TRAINING_TIME = {"copy": "about 7 seconds", "reverse": "about 7 seconds", "dates": "about 3 minutes",
-                 "addition": "about 75 seconds"}
+TRAINING_TIME = {"copy": "about 16 seconds", "reverse": "about 22 seconds", "dates": "about 5 minutes",
+                 "addition": "about 3 minutes"}
 
 
 class Refusal(Exception):

@@ -205,17 +205,17 @@ def test_a_missing_default_checkpoint_says_train_it_first(tiny_copy, capsys):
     status, out, err = run(capsys, "translate", "22 Nov 2026")
     assert status == 1 and out == ""
     assert err == ("minigrad translate: there is no checkpoint at runs/dates.npz (the default --checkpoint: the "
-                   "dates model): train it first with `minigrad train dates` (about 3 minutes), or name another "
+                   "dates model): train it first with `minigrad train dates` (about 5 minutes), or name another "
                    "model with --checkpoint\n")
 
 
 def test_a_missing_checkpoint_named_by_task_says_how_to_train_it_there(tiny_copy, capsys):
     status, _, err = run(capsys, "eval", "--checkpoint", "runs/copy.npz")
     assert status == 1 and "there is no checkpoint at runs/copy.npz: train it first with `minigrad train copy` " \
-                           "(about 7 seconds)" in err
+                           "(about 16 seconds)" in err
     status, _, err = run(capsys, "translate", "0123456789", "--checkpoint", "elsewhere/reverse.npz")
     assert status == 1 and err.endswith("train it first with `minigrad train reverse --out elsewhere/reverse.npz` "
-                                        "(about 7 seconds)\n")
+                                        "(about 22 seconds)\n")
     status, _, err = run(capsys, "translate", "0123456789", "--checkpoint", "my model.npz")
     assert status == 1
     (command,) = suggested(err)

@@ -138,7 +138,7 @@ def test_an_addition_input_without_checkpoint_points_at_the_addition_model(untra
     assert status == 2 and out == ""
     assert err == ("minigrad translate: '12+34' looks like an input of the addition model, and without --checkpoint "
                    "translate uses the dates model (runs/dates.npz): `minigrad translate 12+34 --checkpoint "
-                   "runs/addition.npz`, once trained with `minigrad train addition` (about 75 seconds)\n")
+                   "runs/addition.npz`, once trained with `minigrad train addition` (about 3 minutes)\n")
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "addition.npz").write_bytes(open(untrained["addition"], "rb").read())
     status, _, err = translate(capsys, "12+34")

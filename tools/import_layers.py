@@ -110,7 +110,7 @@ def report():
     known = modules()
     edges = imports(known)
     circles = cycles(known, edges)
-    lazy = sorted({(a, b) for a, b, inside in edges if inside and a.startswith(CORE)})
+    lazy = sorted((a, b) for a, b, inside in edges if inside and a.startswith(CORE))  # each occurrence
     entries = sorted(p.name for p in ROOT.iterdir() if not p.name.startswith((".", "__pycache__")))
     second_formulas = sorted(str(p.relative_to(ROOT.parent)) for p in ROOT.rglob("*.py")
                              if "def backward_differentiable" in p.read_text())

@@ -10,6 +10,7 @@ import numpy as np
 from ..function import Function
 from ..kernels import summation
 from ..tensor import Tensor
+from .elementwise import maximum, minimum
 from .indexing import IndexAdd
 from .util import normalize_dim, normalize_dims
 
@@ -178,8 +179,6 @@ def amin(x, dim=(), keepdim=False):
 def _max_or_min(x, dim, keepdim, smallest):
     op = "min" if smallest else "max"
     if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
-        from .elementwise import maximum, minimum
-
         return (minimum if smallest else maximum)(x, dim)
     if dim is None:
         # the maximum of all elements: ties share the gradient evenly, as PyTorch's max()
