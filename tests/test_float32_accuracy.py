@@ -444,3 +444,26 @@ def test_gelu_tail_kernels():
     check_tail(elementwise.gelu_tanh(x), x64 * s, "tanh GELU")
     check_tail(elementwise.gelu_tanh_grad(x), s + 2 * x64 * s * c * du, "tanh GELU's derivative",
                scale=s + 2 * np.abs(x64) * s * c * du)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_lower_tail_in_float32_through_the_kernel(approximate):
+    # F.gelu in float32 runs the GELU kernel: its value and derivative where x < -3 (1 + erf(x / sqrt 2)
+    # and 1 + tanh(u) cancel there) within 16 float32 epsilons of the float64 values (the tanh form: about 11
+    # at x = -3, where its float32 body meets the float64 tail), while they are normal numbers
+    x64 = np.linspace(-9.0, -3.0, 601).astype(np.float32).astype(np.float64)  # the float32 inputs, exactly
+    x = mg.tensor(x64.astype(np.float32), requires_grad=True)
+    y = F.gelu(x, approximate=approximate)
+    y.sum().backward()
+    if approximate == "none":
+        cdf = 0.5 * np.array([math.erfc(-v / math.sqrt(2)) for v in x64])
+        ref, dref = x64 * cdf, cdf + x64 * np.exp(-x64 * x64 / 2) / math.sqrt(2 * math.pi)
+    else:
+        u = math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64 ** 3)
+        s = 1 / (1 + np.exp(-2 * u))
+        ref = x64 * s
+        dref = s + 2 * x64 * s * (1 - s) * math.sqrt(2 / math.pi) * (1 + 3 * 0.044715 * x64 ** 2)
+    normal = (np.abs(ref) > np.finfo(np.float32).tiny) & (np.abs(dref) > np.finfo(np.float32).tiny)
+    eps = np.finfo(np.float32).eps
+    assert np.max(np.abs(y.detach().numpy()[normal] - ref[normal]) / np.abs(ref[normal])) < 16 * eps
+    assert np.max(np.abs(x.grad.numpy()[normal] - dref[normal]) / np.abs(dref[normal])) < 16 * eps

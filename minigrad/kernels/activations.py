@@ -47,10 +47,7 @@ class GELU(Function, arrays=True):
         ctx.save_for_backward(x)
         ctx.approximate = approximate
         if approximate == "tanh":
-            inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
-            t = np.tanh(inner)
-            ctx.tanh = t
-            return 0.5 * x * (1 + t)
+            return elementwise.gelu_tanh(x)  # as x sigmoid(2u): no 1 + tanh(u) that cancels for x << 0
         if x.dtype == np.float32 and x.flags.c_contiguous:
             # Phi(x) = (1 + erf(x / sqrt 2)) / 2 and y = x Phi(x), block by block
             flat, y, cdf = x.reshape(-1), np.empty(x.size, np.float32), np.empty(x.size, np.float32)
@@ -64,6 +61,7 @@ class GELU(Function, arrays=True):
                 np.multiply(flat[lo:hi], c, out=y[lo:hi])
 
             _in_blocks(block, flat.size)
+            elementwise.gelu_tails(flat, y, cdf)  # x < -3: 1 + erf(x / sqrt 2) cancels; redone in float64
             ctx.cdf, ctx.blocked = cdf, True
             return y.reshape(x.shape)
         dtype, x = x.dtype, _working(x)
@@ -71,16 +69,17 @@ class GELU(Function, arrays=True):
         cdf += 1.0
         cdf *= 0.5
         ctx.cdf, ctx.blocked = cdf, False
-        return (x * cdf).astype(dtype, copy=False)
+        y = x * cdf
+        if dtype != np.float64:  # (float64 keeps PyTorch's erf form, whose tail is exact to float64's needs)
+            elementwise.gelu_tails(x, y, cdf)
+        return y.astype(dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
         if ctx.approximate == "tanh":
-            # d/dx 0.5 x (1 + t) = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
-            t = ctx.tanh
-            d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
-            return grad * d, None
+            # d/dx x s = s + 2 x s (1 - s) u',  s = sigmoid(2u),  u' = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+            return grad * elementwise.gelu_tanh_grad(x), None
         # d/dx x Phi(x) = Phi(x) + x phi(x),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi); in place after the first
         if ctx.blocked and grad.dtype == np.float32:
             flat, g, cdf = x.reshape(-1), np.ascontiguousarray(grad).reshape(-1), ctx.cdf
@@ -97,6 +96,9 @@ class GELU(Function, arrays=True):
                 d *= g[lo:hi]
 
             _in_blocks(block, flat.size)
+            below = flat < -3.0  # the lower tail, where exp(-x^2 / 2) in float32 loses precision: in float64
+            if below.any():
+                out[below] = elementwise.gelu_grad_tails(flat[below], np.empty(int(below.sum()), np.float32)) * g[below]
             return out.reshape(x.shape), None
         x = _working(x)
         d = x * x
@@ -105,6 +107,8 @@ class GELU(Function, arrays=True):
         d *= x
         d *= _INV_SQRT_2PI
         d += ctx.cdf
+        if grad.dtype != np.float64:
+            elementwise.gelu_grad_tails(x, d)
         d *= grad
         return d.astype(grad.dtype, copy=False), None
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..function import Function
 from .reduction import _unreduce
+from ..kernels import summation
 from ..kernels.rowwise import dot_along
 from .util import normalize_dims
 
@@ -27,7 +28,7 @@ class Norm(Function, arrays=True):
             elif len(dims) == 1:
                 squares = dot_along(x, x, dims[0])
             else:
-                squares = (x * x).sum(axis=dims, keepdims=True)
+                squares = summation.sum(x * x, dims, keepdims=True)
             out = np.sqrt(squares)
         elif p == math.inf:
             out = np.max(np.abs(x), axis=dims, keepdims=True, initial=0)
@@ -36,9 +37,9 @@ class Norm(Function, arrays=True):
         elif p == 0:
             out = (x != 0).sum(axis=dims, keepdims=True).astype(x.dtype)
         elif p == 1:
-            out = np.abs(x).sum(axis=dims, keepdims=True)
+            out = summation.sum(np.abs(x), dims, keepdims=True)
         else:
-            out = ((np.abs(x) ** p).sum(axis=dims, keepdims=True)) ** (1.0 / p)
+            out = summation.sum(np.abs(x) ** p, dims, keepdims=True) ** (1.0 / p)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         y = out if keepdim else np.squeeze(out, axis=dims)
         ctx.save_for_backward(x, y)
