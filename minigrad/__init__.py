@@ -68,7 +68,7 @@ from .torch_compat import import_alias
 
 import_alias.install()
 autograd.Variable = autograd.variable.Variable  # old code's wrapper: Variable(t) is t detached
-from .torch_compat.amp import autocast, is_autocast_enabled
+from .torch_compat.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .torch_compat.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .torch_compat.compiler import compile  # noqa: A004  (returns the model or function unchanged)
 from .torch_compat.determinism import (

@@ -33,8 +33,8 @@ class _AbsentDtype:
 
 bfloat16 = _AbsentDtype(
     "bfloat16", 2,
-    "NumPy has no bfloat16, so minigrad has none either; use float32 (the default) or float64, "
-    "or float16 where half-precision storage is the point",
+    "NumPy has no bfloat16, so no minigrad tensor holds one; use float32 (the default) or float64. "
+    "x.to(torch.bfloat16) and CPU autocast round values to bfloat16's precision in float32 (docs/autocast.md)",
 )
 _ABSENT = {"bfloat16": bfloat16}
 

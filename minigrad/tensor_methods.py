@@ -30,6 +30,7 @@ grad mode off (inside no_grad, a Function's forward), such functions get the pla
 `numpy()` does.
 """
 import operator
+import warnings
 import weakref
 
 import numpy as np
@@ -37,6 +38,7 @@ import numpy as np
 from . import dtype as _dtype
 from . import engine, function, grad_mode
 from . import ops as _ops
+from .ops import precision as _precision
 from . import random as _random
 from .autograd.backprop import backward as _backward
 from .composites import activations as _activations
@@ -105,6 +107,20 @@ def _broadcasts_to(shape, target):
 def _everywhere(t):
     """An all-True mask of t's shape (no allocation): where(_everywhere(t), v, t) is v broadcast to t."""
     return np.broadcast_to(True, t.shape)
+
+
+_bfloat16_warned = False
+
+
+def _to_bfloat16_precision(t):
+    """x.to(torch.bfloat16): float32 storage holding bfloat16's values (warned about once per process)."""
+    global _bfloat16_warned
+    if not _bfloat16_warned:
+        _bfloat16_warned = True
+        warnings.warn("to(bfloat16): minigrad has no bfloat16 storage (NumPy has none); the values are rounded to "
+                      "bfloat16's precision and kept in float32, so the result's dtype is float32 "
+                      "(docs/autocast.md)", UserWarning, stacklevel=3)
+    return _precision.round_to(t, "bfloat16")
 
 
 class _Methods:
@@ -354,18 +370,24 @@ class _Methods:
     def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
         """to(dtype), to(other_tensor) (its dtype), to("cpu"), to("cpu", dtype): as PyTorch.
 
-        minigrad has one device, the CPU, so a device argument only has to name it.
+        minigrad has one device, the CPU, so a device argument only has to name it. to(torch.bfloat16)
+        rounds the values to bfloat16's precision and keeps them in float32 (ops/precision.py: NumPy has
+        no bfloat16), with a warning the first time, since the dtype then says float32.
         """
         for arg in args:
             if isinstance(arg, Tensor):
                 dtype = arg.dtype
             elif arg is None:
                 continue
+            elif arg is _dtype.bfloat16:
+                dtype = arg
             elif isinstance(arg, _device.device) or (isinstance(arg, str) and not _dtype.is_dtype_name(arg)):
                 device = arg  # "cpu", "cuda", device("cpu"), ...
             else:
                 dtype = _dtype.to_dtype(arg)  # a clear error for complex, object, ... dtypes
         _device.check_device(device, "to")
+        if dtype is _dtype.bfloat16:
+            return _to_bfloat16_precision(self)
         if dtype is None or _dtype.to_dtype(dtype) == self.dtype:
             return _ops.clone(self) if copy else self  # copy=True: a new tensor even when nothing changes
         return _ops.to_dtype(self, _dtype.to_dtype(dtype))
@@ -384,6 +406,10 @@ class _Methods:
 
     def half(self):
         return self.to(_dtype.float16)
+
+    def bfloat16(self):
+        """Values rounded to bfloat16's precision, kept in float32 (see to)."""
+        return self.to(_dtype.bfloat16)
 
     def cpu(self):
         return self

@@ -13,6 +13,7 @@ from ..composites.linear import linear as _linear
 from ..ops.dropout import dropout  # noqa: F401  (F.dropout)
 from ..ops.embedding import Embedding
 from ..ops.pad import ConstantPad
+from ..ops.precision import lower_precision
 from ..ops.util import require_floating, result_dtype
 from ..tensor import Tensor
 from ..composites.attention import scaled_dot_product_attention, scaled_dot_product_attention_with_weights  # noqa: F401
@@ -42,6 +43,7 @@ def gelu(input, approximate="none"):
     return activations.gelu(input, approximate)
 
 
+@lower_precision  # x, W, b and y rounded to bfloat16 inside a CPU autocast region (ops/precision.py)
 def linear(input, weight, bias=None):
     """y = x W^T + b with W shaped (out_features, in_features).
 

@@ -4,6 +4,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..function import Function
 from ..kernels.threads import matmul as blocked_matmul
+from .precision import lower_precision
 from .util import promote, refuse_out
 
 
@@ -61,6 +62,7 @@ class MatMul(Function, arrays=True):
 
 
 
+@lower_precision  # rounded to bfloat16 inside a CPU autocast region (ops/precision.py)
 def matmul(a, b):
     # PyTorch's promotion, as for every binary op: int64 @ float32 is float32 (NumPy would give float64)
     return MatMul.apply(*promote(a, b))
