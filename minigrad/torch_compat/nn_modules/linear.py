@@ -1,4 +1,5 @@
-"""torch.nn.modules.linear: Linear and Identity (minigrad/nn/layers.py)."""
+"""torch.nn.modules.linear: Linear, Identity (minigrad/nn/layers.py) and LazyLinear (minigrad/nn/lazy.py)."""
 from ...nn.layers import Identity, Linear
+from ...nn.lazy import LazyLinear
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "LazyLinear", "Linear"]
