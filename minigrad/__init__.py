@@ -19,7 +19,7 @@ from .kernels import allocator
 
 allocator.tune_on_import()  # glibc keeps freed memory for the next step's arrays; MINIGRAD_MALLOC=default: off
 from .creation import (
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, numel, ones,
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, normal, numel, ones,
     ones_like, rand, randint, randn, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like,
 )
 from .creation import (  # PyTorch's legacy constructors: mg.LongTensor([1, 2]), x.type(mg.FloatTensor)

@@ -114,8 +114,8 @@ def _refuse_unsupported(dtype, op):
         )
 
 
-# PyTorch's legacy tensor type names (x.type() gives "torch.FloatTensor"; minigrad says
-# "minigrad.FloatTensor"); mg.FloatTensor and friends, in creation.py, carry these names.
+# PyTorch's legacy tensor type names: x.type() gives "torch.FloatTensor" on both (code compares it with
+# that string); mg.FloatTensor and friends, in creation.py, carry these names.
 TENSOR_TYPE_NAMES = {
     float16: "HalfTensor", float32: "FloatTensor", float64: "DoubleTensor", uint8: "ByteTensor",
     int8: "CharTensor", int16: "ShortTensor", int32: "IntTensor", int64: "LongTensor", bool_: "BoolTensor",

@@ -418,12 +418,13 @@ class _Methods:
         raise ValueError("cuda: minigrad runs on the CPU only, so a tensor cannot be moved to a GPU; use .cpu()")
 
     def type(self, dtype=None, non_blocking=False):
-        """With no argument the type's name ("minigrad.FloatTensor"); else a conversion, as to(dtype).
+        """With no argument the type's name as PyTorch gives it ("torch.FloatTensor": code compares it with
+        that string); else a conversion, as to(dtype).
 
         dtype may be a dtype, mg.FloatTensor and friends, or their names ("torch.LongTensor" too).
         """
         if dtype is None:
-            return "minigrad." + _dtype.TENSOR_TYPE_NAMES[self.dtype]
+            return "torch." + _dtype.TENSOR_TYPE_NAMES[self.dtype]
         if isinstance(dtype, str) and dtype.split(".")[-1] in _dtype.TENSOR_TYPE_NAMES.values():
             name = dtype.split(".")[-1]
             dtype = next(d for d, n in _dtype.TENSOR_TYPE_NAMES.items() if n == name)

@@ -13,7 +13,8 @@
     positional.py   sinusoidal PositionalEncoding (PyTorch has none)
     transformer.py  TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder,
                     Transformer (PyTorch's)
-    utils.py        clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters
+    utils/          clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters;
+                    utils/rnn.py: pad_sequence
 
 PyTorch's paths `nn.modules.<file>` and `nn.parallel` (DataParallel, DistributedDataParallel) are the
 PyTorch surface's modules minigrad/torch_compat/nn_modules/ and nn_parallel.py, bound here by

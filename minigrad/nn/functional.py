@@ -4,6 +4,8 @@ This module checks the arguments and calls the composites (minigrad/composites/:
 the activations and losses, each with its kernel) and the primitives (embedding, dropout, pad).
 Attention is in attention.py.
 """
+import warnings
+
 import numpy as np
 
 from .. import ops
@@ -96,6 +98,8 @@ def _reduction(op, size_average, reduce, reduction, allowed=_REDUCTIONS):
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "none" if not reduce else "mean" if size_average else "sum"
+        warnings.warn(f"{op}: size_average and reduce args will be deprecated, please use reduction={reduction!r} "
+                      "instead.", UserWarning, stacklevel=3)  # PyTorch's warning
     if reduction not in allowed:
         raise ValueError(f"{op}: reduction must be one of {', '.join(map(repr, allowed))}, got {reduction!r}")
     return reduction

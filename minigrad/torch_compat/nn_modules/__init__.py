@@ -13,7 +13,7 @@ from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Seq
 from .dropout import Dropout
 from .flatten import Flatten
 from .lazy import LazyModuleMixin
-from .linear import Identity, LazyLinear, Linear
+from .linear import Identity, LazyLinear, Linear, NonDynamicallyQuantizableLinear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import LayerNorm
