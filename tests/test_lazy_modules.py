@@ -32,6 +32,7 @@ def test_before_the_first_forward_the_parameters_have_no_shape(lib):
     layer = lib.nn.LazyLinear(3)
     assert type(layer) is lib.nn.LazyLinear and layer.in_features == 0 and layer.out_features == 3
     assert isinstance(layer, lib.nn.modules.lazy.LazyModuleMixin) and layer.has_uninitialized_params()
+    assert lib.nn.parameter.is_lazy(layer.weight) and not lib.nn.parameter.is_lazy(lib.nn.Linear(2, 2).weight)
     assert repr(layer) == "LazyLinear(in_features=0, out_features=3, bias=True)"
     for p in (layer.weight, layer.bias):
         assert type(p) is lib.nn.parameter.UninitializedParameter and isinstance(p, lib.nn.Parameter)
@@ -56,6 +57,7 @@ def test_the_first_forward_infers_in_features_and_the_module_becomes_a_linear(li
     assert type(layer) is lib.nn.Linear and not isinstance(layer, lib.nn.LazyLinear)
     assert layer.in_features == 5 and tuple(layer.weight.shape) == (3, 5) and tuple(layer.bias.shape) == (3,)
     assert layer.weight is weight_object and type(layer.weight) is lib.nn.Parameter  # the same object, now plain
+    assert not lib.nn.parameter.is_lazy(layer.weight)
     assert repr(layer) == "Linear(in_features=5, out_features=3, bias=True)"
     expected = as_array(x) @ as_array(layer.weight).T + as_array(layer.bias)
     np.testing.assert_allclose(as_array(y), expected, rtol=1e-6, atol=1e-6)

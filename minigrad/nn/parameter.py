@@ -92,3 +92,8 @@ class UninitializedParameter(Parameter):
 
     def __repr__(self):
         return "<UninitializedParameter>"
+
+
+def is_lazy(param):
+    """Whether `param` is a lazy module's parameter not yet made (PyTorch's nn.parameter.is_lazy)."""
+    return isinstance(param, UninitializedParameter)
