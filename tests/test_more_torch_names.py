@@ -242,7 +242,7 @@ def test_checkpoint_gives_the_values_and_gradients_of_the_plain_call(lib):
     with pytest.raises(ValueError, match="Unexpected keyword arguments: factor"):
         ckpt.checkpoint(scale, lib.ones(2), use_reentrant=True, factor=3.0)
     with pytest.warns(UserWarning, match="use_reentrant parameter should be passed explicitly"):
-        ckpt.checkpoint(scale, lib.ones(2))
+        ckpt.checkpoint(scale, lib.ones(2, requires_grad=True))  # (an input without grad: PyTorch warns again)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ckpt.checkpoint(scale, lib.ones(2), use_reentrant=False)
