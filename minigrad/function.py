@@ -48,13 +48,15 @@ marks a backward that cannot be recorded.
 """
 import functools
 import itertools
+import re
 import weakref
 
 import numpy as np
 
+from . import dtype as _dtype
 from . import engine, grad_mode
 from .errors import NoGraphFormula
-from .tensor import Tensor
+from .tensor import _ONE_OF_SEVERAL, Tensor
 
 # Set by minigrad.autograd.anomaly while anomaly mode is on (that module: creation_site, check_forward);
 # None otherwise, which costs one check per op.
@@ -108,6 +110,9 @@ class Function:
     # An op whose output may be a view of its first input (reshape, transpose, x[1:], ...): the output
     # then shares that input's storage and version counter, and backward checks the input is unchanged.
     returns_view = False
+    # A view op's write_back(x, y, *args): x with the view of it replaced by y, as recorded ops (an in-place
+    # write through a view is recorded so: Tensor._write_into_base).
+    write_back = None
     # A kernel (minigrad/kernels/): the composition of primitives it stands in for, which defines its
     # value and every derivative; its backward is a fast first-order shortcut (minigrad/composites/).
     composite = None
@@ -116,7 +121,6 @@ class Function:
     def handles(*args, **kwargs):
         """For a kernel: whether it computes these arguments (else the composition runs). All, by default."""
         return True
-    _viewed = None  # the input this node's output is a view of (see _become_view)
     _args = _kwargs = None  # a kernel's arguments, for replay_composite
     op_class = None  # on a node class (node_class): the op it records
 
@@ -147,26 +151,19 @@ class Function:
             )
 
     def check_saved_versions(self):
-        """Refuse to run backward if a tensor saved for it was changed in place since forward."""
-        changed = [(t, v) for t, v in self._saved_versions if t._version != v]
+        """Refuse to run backward if a tensor saved for it (an operand, its output, a mask or an index) was
+        changed in place since forward: its gradient would be computed from values that are gone."""
+        changed = [(t, v, None) for t, v in self._saved_versions if t._version != v]
         if self._saved_output is not None:
             output, version = self._saved_output[0](), self._saved_output[1]
             if output is not None and output._version != version:
-                changed.append((output, version))
+                changed.append((output, version, self))
         if changed:
-            t, v = changed[0]
-            if t is self._viewed:
-                raise RuntimeError(
-                    f"{self.op_name} ({self.name()}): one of the variables needed for gradient computation has been "
-                    f"modified by an inplace operation: this op took a view of a tensor of shape {t.shape}, which was "
-                    f"then changed in place (version {v} -> {t._version}); minigrad cannot send the view's gradient "
-                    "through that change. Take the view after the in-place change, or change a copy (y = y.clone())."
-                )
+            t, v, made_by = changed[0]
             raise RuntimeError(
-                f"{self.op_name} ({self.name()}): one of the variables needed for gradient computation has been "
-                f"modified by an inplace operation: a tensor of shape {t.shape} that it saved for backward (or "
-                f"viewed) was changed in place after the forward pass (version {v} -> {t._version}), so the "
-                "gradient would be wrong. Change it after backward(), or work on a copy (x.clone())."
+                f"{self.op_name} ({self.name()}): {modified_message(t, v, made_by)} (this op saved that tensor "
+                "for its backward, and it was changed in place after the forward pass, so the gradient would be "
+                "wrong: change it after backward(), or change a copy, x.clone())"
             )
 
     @staticmethod
@@ -205,7 +202,6 @@ class Function:
         """Run forward and, if an input needs a gradient (and grad mode is on), record the node(s)."""
         if not cls.arrays:
             return _apply_in_pytorch_form(cls, args, kwargs)
-        ctx = node_class(cls)()
         arrays = []
         parents = []
         any_grad = any_tensor = False
@@ -224,6 +220,9 @@ class Function:
             else:
                 arrays.append(arg)
             parents.append(None)
+        # (made after reading the inputs' requires_grad, which may derive a view's history again: this
+        # node's number then comes after that history's, see Tensor._rederive_history)
+        ctx = node_class(cls)()
         if not any_tensor:  # arrays in, an array out: a backward formula calling a primitive at first order
             return cls.forward(ctx, *args, **kwargs)
         record = any_grad and grad_mode._GradMode.enabled
@@ -247,7 +246,7 @@ class Function:
             _anomaly.check_forward(ctx, out, arrays)
         result = Tensor._make(out)
         if cls.returns_view and np.may_share_memory(out, arrays[0]):
-            _become_view(result, args[0], ctx if record else None)
+            _become_view(result, cls, args, kwargs)
         if record:
             if out.dtype.kind != "f":
                 raise TypeError(f"{cls.__name__}: an op recorded for backward must return floats, got {out.dtype}")
@@ -260,8 +259,8 @@ class Function:
                 seen = {id(t) for t, _ in ctx._saved_versions}
                 ctx._saved_versions += tuple((t, t._version) for t in args
                                              if isinstance(t, Tensor) and id(t) not in seen)
-            result.grad_fn = ctx
-            result.requires_grad = True
+            result._grad_fn = ctx
+            result._requires_grad = True
         return result
 
     def release(self):
@@ -270,9 +269,29 @@ class Function:
         self.parents = ()
         self._saved_versions = ()  # these hold the saved inputs' Tensors: let them go too
         self._saved_output = None
-        self._viewed = None
         self._args = self._kwargs = None
         self.freed = True
+
+
+def modified_message(tensor, expected, made_by=None):
+    """PyTorch's words for a saved tensor changed in place: its type and shape, the op that made it (for
+    a saved output, the op that saved it), its version now and the version the op saw."""
+    type_name = _dtype.TENSOR_TYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+    node = made_by if made_by is not None else tensor.grad_fn
+    of = f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', node.name())}," if node is not None else ""
+    return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"[torch.{type_name} {list(tensor.shape)}]{of} is at version {tensor._version}; expected version "
+            f"{expected} instead")
+
+
+def watch_versions(result, *tensors):
+    """For an op whose backward reads a mask or an index that forward got as a Tensor (and then used as
+    a NumPy array): remember those tensors' versions in the node that made `result`, so that a change
+    of them before backward raises instead of giving a silently wrong gradient."""
+    node = result._grad_fn
+    if node is not None:
+        node._saved_versions += tuple((t, t._version) for t in tensors if isinstance(t, Tensor))
+    return result
 
 
 def _shared_with_another(tensor, array, args, arrays):
@@ -283,16 +302,23 @@ def _shared_with_another(tensor, array, args, arrays):
     return False
 
 
-def _become_view(view, base, node):
-    """`view` shares the storage of tensor `base`: it shares its version counter too (an in-place change
-    through either is a change of both), and remembers the tensor it views (the in-place rules in
-    Tensor._check_inplace). Its node, if recorded, checks at backward that `base` is unchanged: its
-    gradient would otherwise flow through values the view no longer holds."""
-    view._vc = base._version_box()
-    view._base = base if base._base is None else base._base
-    if node is not None:
-        node._saved_versions = node._saved_versions + ((base, base._version),)
-        node._viewed = base
+def _become_view(view, op, args, kwargs):
+    """`view` (made by `op` from args[0]) shares the storage of that tensor: it shares its version counter
+    too (an in-place change through either is a change of both), and remembers its base (the tensor
+    that owns the storage) and the view ops that read it from there, to derive its history again after
+    an in-place change (Tensor._rederive_history). A view made under no_grad keeps no steps: as in
+    PyTorch, it stays outside the graph."""
+    source = args[0]
+    view._vc = source._version_box()
+    view._view_version = view._vc[0]
+    if source._base is None:
+        view._base, steps = source, ()
+    else:
+        view._base, steps = source._base, source._view_steps
+    if steps is _ONE_OF_SEVERAL:
+        view._view_steps = steps
+    elif grad_mode._GradMode.enabled and steps is not None:
+        view._view_steps = steps + ((op, args[1:], kwargs),)
 
 
 # ---- the recorded backward (create_graph=True) ----------------------------------------------------

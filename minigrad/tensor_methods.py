@@ -127,7 +127,10 @@ class _Methods:
         ordinary differentiable ops; it is then written into this tensor's storage, which views and
         other references share. Where a graph must be recorded (grad mode on, and this tensor or an
         operand requires grad), t is a snapshot of this tensor's old value and history, and this tensor
-        takes the history of the result: its history continues through the op, as in PyTorch.
+        takes the history of the result: its history continues through the op, as in PyTorch. For a
+        view, t is the view read from a stand-in for its base's old value, and the base takes the history
+        of the base with the result written in (PyTorch's CopySlices: Tensor._write_into_base); the
+        view's own history then follows from the base's (Tensor._rederive_history).
 
         keep_category: the arithmetic ops refuse a result of a higher category than the tensor's
         (bool < integer < float: int_tensor += 0.5); copies (copy_, fill_, x[i] = v) cast as PyTorch does.
@@ -165,7 +168,12 @@ class _Methods:
             array_op(self._array, *values, out=self._array, casting="unsafe")
             self._bump_version()
             return self
-        source = self._snapshot() if recording else self
+        through_view = recording and self._base is not None
+        if through_view:  # a write through a view is a write into its base: computed from the base's old value
+            old_base = self._base._stand_in()
+            source = self._read_from(old_base)._snapshot()  # (a copy: the storage is about to change)
+        else:
+            source = self._snapshot() if recording else self
         result = compute(source, *operands)
         if keep_category and _category(result.dtype) > _category(self.dtype):
             raise _category_error(op, result.dtype, self.dtype)
@@ -175,9 +183,13 @@ class _Methods:
             )
         if recording and result.dtype != self.dtype:
             result = result.to(self.dtype)
+        if through_view:  # (before the storage changes: the composition reads the base's old values)
+            new_base = self._write_into_base(old_base, result)
         np.copyto(self._array, result._array, casting="unsafe")
         self._bump_version()
-        if recording:
+        if through_view:  # the base's history continues through the write; this view's follows (_rederive_history)
+            self._base._take_history(old_base, new_base)
+        elif recording:
             self._take_history(source, result)
         return self
 

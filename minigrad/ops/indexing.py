@@ -84,6 +84,11 @@ class GetItem(Function, arrays=True):
         # (an integer array may select one place twice: it receives both)
         return IndexAdd.apply(grad, ctx.in_shape, ctx.index), None, None
 
+    @staticmethod
+    def write_back(x, y, index, advanced):
+        """x with this view of it (x[index]) replaced by y: x[index] = y, recorded (PyTorch's CopySlices)."""
+        return SetItem.apply(x, y, index)
+
 
 class IndexAdd(Function, arrays=True):
     """Zeros of `shape` with g added at `index` (any NumPy index): the backward of every read x[index]."""
