@@ -276,11 +276,13 @@ class Function:
 def modified_message(tensor, expected, made_by=None):
     """PyTorch's words for a saved tensor changed in place: its type and shape, the op that made it (for
     a saved output, the op that saved it), its version now and the version the op saw."""
-    type_name = _dtype.TENSOR_TYPE_NAMES.get(tensor.dtype, str(tensor.dtype))
+    # (PyTorch's own spelling: torch.FloatTensor, torch.LongTensor, ..., but CPUBoolType for bool)
+    type_name = ("CPUBoolType" if tensor.dtype == _dtype.bool_ else
+                 "torch." + _dtype.TENSOR_TYPE_NAMES.get(tensor.dtype, str(tensor.dtype)))
     node = made_by if made_by is not None else tensor.grad_fn
     of = f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', node.name())}," if node is not None else ""
     return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-            f"[torch.{type_name} {list(tensor.shape)}]{of} is at version {tensor._version}; expected version "
+            f"[{type_name} {list(tensor.shape)}]{of} is at version {tensor._version}; expected version "
             f"{expected} instead")
 
 

@@ -291,7 +291,7 @@ class _Methods:
                                 array_op=_write)
 
     def masked_fill_(self, mask, value):
-        mask = _ops.bool_mask(mask, "masked_fill_")
+        _ops.bool_mask(mask, "masked_fill_")  # (checked first; masked_fill watches the mask's version)
         return self._inplace_op("masked_fill_", lambda t: t.masked_fill(mask, value), keep_category=False)
 
     def index_fill_(self, dim, index, value):
@@ -336,7 +336,7 @@ class _Methods:
         op = "__setitem__ (x[index] = value)"
         target, advanced = _ops.indexing.numpy_index(index, self.shape)
         if grad_mode._GradMode.enabled and (self.requires_grad or _needs_grad(value)):
-            self._inplace_op(op, lambda t, v: _ops.indexing.setitem(t, target, advanced, v), value,
+            self._inplace_op(op, lambda t, v: _ops.indexing.setitem(t, target, advanced, v, index), value,
                              keep_category=False, check_shapes=False)
             return
         self._check_inplace(op, (value,))

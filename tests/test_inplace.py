@@ -402,9 +402,9 @@ def test_in_place_change_of_a_saved_output_or_constant_is_caught():
     with pytest.raises(RuntimeError, match="Mul"):
         z.sum().backward()
 
-    d = mg.tensor([1.0, 2.0, 3.0])
+    d = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     w = x.detach()  # shares x's data and version counter
-    z = x * d
+    z = x * d  # d's gradient reads x, so x is saved (with d constant it would not be, as in PyTorch)
     with mg.no_grad():
         w.add_(1.0)
     with pytest.raises(RuntimeError, match="changed in place"):
