@@ -79,6 +79,12 @@ def _integer(value, op):
         raise TypeError(f"{op}: sizes must be integers, got {type(value).__name__} {value!r:.40}") from None
 
 
+def _same_elements(a, b):
+    """Whether arrays a and b are the same elements of one memory: same start, shape and strides."""
+    return (a.shape == b.shape and a.strides == b.strides
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
 def _needs_grad(value):
     return isinstance(value, Tensor) and value.requires_grad
 
@@ -259,10 +265,24 @@ class Tensor:
         self._requires_grad = value
 
     def _read_from(self, base):
-        """This view read from `base` (or from a tensor standing for it) by its view ops, recorded."""
+        """This view read from `base` (or from a tensor standing for it) by its view ops, recorded.
+
+        Checked to read the very elements this view holds: the base may have been reshaped in place
+        since (t_, unsqueeze_, `.data = ...`), and a replay that read other elements would send the
+        gradient to the wrong places."""
         view = base
-        for op, args, kwargs in self._view_steps:
-            view = op.apply(view, *args, **kwargs)
+        try:
+            for op, args, kwargs in self._view_steps:
+                view = op.apply(view, *args, **kwargs)
+            same = _same_elements(view._array, self._array)
+        except (ValueError, IndexError, RuntimeError):
+            same = False
+        if not same:
+            raise RuntimeError(
+                f"a view of shape {self.shape} can no longer be read from its base (now of shape {base.shape}): the "
+                "base's shape or layout changed in place since the view was taken (t_, transpose_, unsqueeze_, "
+                "squeeze_, or .data = ...), so its gradient cannot be derived; take the view again"
+            )
         return view
 
     def _write_into_base(self, base, value):

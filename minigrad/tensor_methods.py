@@ -212,6 +212,38 @@ class _Methods:
             node.saved_tensors = tuple(self._array if a is result._array else a for a in node.saved_tensors)
             node._saved_output = (weakref.ref(self), self._version)
 
+    def _view_in_place(self, op, make_view):
+        """t_, transpose_, unsqueeze_, squeeze_: this tensor becomes make_view(self), its own storage seen in
+        another shape (no value changes). In the graph its history continues through the view op, as
+        PyTorch's (TBackward1, UnsqueezeBackward1, ...); nodes recorded before keep the old one."""
+        self._check_inplace(op)
+        view = make_view(self)  # recorded where self is in the graph
+        if view is self:  # nothing to change (squeeze_ of a dim of another size, transpose_(d, d))
+            return self
+        old = self._stand_in() if self.requires_grad else None
+        self._array = view._array
+        if view._base is not None and self._base is not None:  # a view stays a view of the same base
+            self._view_steps = view._view_steps
+        self._bump_version()
+        self._view_version = self._vc[0]  # (its history is the one below: nothing to derive again)
+        if old is not None and grad_mode._GradMode.enabled:
+            if self._grad_fn is not None:
+                self._rebased = (self._rebased or ()) + ((function.next_sequence_number(), old),)
+            self._grad_fn, self._requires_grad = view._grad_fn, True
+        return self
+
+    def t_(self):
+        return self._view_in_place("t_", lambda t: t.t())
+
+    def transpose_(self, dim0, dim1):
+        return self._view_in_place("transpose_", lambda t: t.transpose(dim0, dim1))
+
+    def unsqueeze_(self, dim):
+        return self._view_in_place("unsqueeze_", lambda t: t.unsqueeze(dim))
+
+    def squeeze_(self, dim=None):
+        return self._view_in_place("squeeze_", lambda t: t.squeeze(dim))
+
     def _checked_operand(self, op, other):
         """The operand of an arithmetic in-place op: a Tensor or a number, checked to be one."""
         if not isinstance(other, (Tensor, int, float, bool, np.number, np.ndarray, np.bool_)):
@@ -826,6 +858,7 @@ class _Methods:
     clip = clamp
     swapdims = swapaxes
     moveaxis = movedim
+    swapdims_ = swapaxes_ = transpose_
 
 
 # ---- NumPy's protocols (NEP 13, NEP 18) ------------------------------------------------------------

@@ -347,3 +347,54 @@ def test_an_operand_the_formula_does_not_need_may_change_before_backward(lib, fo
     out.sum().backward()
     want = {"y * 3": [3.0] * 3, "3 * y": [3.0] * 3, "y / 3": [0.25] * 3, "y @ constant": [1.0, 2.0, 4.0]}[form]
     assert values(x.grad) == want
+
+
+# ---- the in-place view ops: t_, transpose_, unsqueeze_, squeeze_ ---------------------------------
+def test_in_place_view_ops_change_the_shape_and_continue_the_history(lib):
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    u = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    y = x * 2
+    before = (y * 1.0).sum()  # recorded before: through y's old shape
+    assert y.t_() is y and tuple(y.shape) == (3, 2) and y._version == 1
+    ((y * u).sum() + before).backward()
+    assert values(x.grad) == [[4.0, 8.0, 12.0], [6.0, 10.0, 14.0]]  # 2 * u^T + 2
+    x.grad = None
+    y = x * 2
+    y.unsqueeze_(0)
+    assert tuple(y.shape) == (1, 2, 3)
+    y.squeeze_(0)
+    y.transpose_(0, 1)
+    (y * u).sum().backward()
+    assert values(x.grad) == [[2.0, 6.0, 10.0], [4.0, 8.0, 12.0]]
+
+
+def test_an_in_place_view_op_on_a_view_keeps_it_a_view_of_the_same_base(lib):
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    y = x * 2
+    row = y[0:1]
+    row.t_()
+    assert tuple(row.shape) == (3, 1) and row._base is y
+    row.mul_(10.0)  # written through the transposed view into y
+    assert values(y) == [[20.0, 40.0, 60.0], [8.0, 10.0, 12.0]]
+    y.sum().backward()
+    assert values(x.grad) == [[20.0, 20.0, 20.0], [2.0, 2.0, 2.0]]
+
+
+def test_in_place_view_ops_on_a_leaf_follow_the_leaf_rules(lib):
+    w = lib.randn(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+        w.t_()
+    with lib.no_grad():
+        w.t_()
+    assert tuple(w.shape) == (3, 2) and w.is_leaf
+
+
+def test_a_view_whose_base_was_reshaped_in_place_raises_rather_than_guess():
+    # PyTorch re-reads such a view by its strides (AsStridedBackward0); minigrad replays the view ops,
+    # which no longer read the same elements: it says so instead of sending the gradient elsewhere
+    x = mg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    y = x * 2
+    v = y.view(3, 2)
+    y.t_()
+    with pytest.raises(RuntimeError, match=r"a view of shape \(3, 2\) can no longer be read from its base .*t_"):
+        v.sum()
