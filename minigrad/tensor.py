@@ -301,14 +301,12 @@ class Tensor:
     def _rederive_history(self):
         """The storage changed in place since this view's history was derived: derive it again from the
         base's (PyTorch regenerates a view's grad_fn the same way)."""
-        self._view_version = self._vc[0]
         base = self._base
-        if self._view_steps is None or not base.requires_grad:
+        if self._view_steps is None or not base.requires_grad or (
+                self._view_steps is _ONE_OF_SEVERAL and not self._requires_grad):
+            self._view_version = self._vc[0]
             return  # a view made under no_grad, or of a tensor outside the graph: no history to derive
-        if self._view_steps is _ONE_OF_SEVERAL:
-            if not self._requires_grad:
-                return
-            self._view_version = None  # (asked again, it raises again, as PyTorch's)
+        if self._view_steps is _ONE_OF_SEVERAL:  # (asked again, it raises again, as PyTorch's)
             raise RuntimeError(
                 f"this tensor of shape {self.shape} is a view (an output of split, chunk or unbind) and its base or "
                 "another view of its base has been modified inplace. This view is the output of a function that "
@@ -317,10 +315,11 @@ class Tensor:
             )
         old = self._stand_in() if self._requires_grad else None
         with grad_mode.enable_grad():
-            node = self._read_from(base)._grad_fn
+            node = self._read_from(base)._grad_fn  # (raises, and keeps raising, if it cannot be read)
         if old is not None:  # nodes recorded before this one (a smaller number) saw the old history
             self._rebased = (self._rebased or ()) + ((node._seq, old),)
         self._grad_fn, self._requires_grad = node, True
+        self._view_version = self._vc[0]
 
     # ---- attributes -------------------------------------------------------------------------
     @property
