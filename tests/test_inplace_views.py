@@ -398,3 +398,77 @@ def test_a_view_whose_base_was_reshaped_in_place_raises_rather_than_guess():
     y.t_()
     with pytest.raises(RuntimeError, match=r"a view of shape \(3, 2\) can no longer be read from its base .*t_"):
         v.sum()
+
+
+# ---- random programs of views and in-place writes, run by both libraries -----------------------------
+_VIEWS = [
+    lambda t: t[1:] if t.ndim and t.shape[0] > 1 else None,
+    lambda t: t[:, 1] if t.ndim >= 2 and t.shape[1] > 1 else None,
+    lambda t: t.transpose(0, 1) if t.ndim >= 2 else None,
+    lambda t: t.view(-1) if t.is_contiguous() else None,
+    lambda t: t.unsqueeze(0),
+    lambda t: t[::2] if t.ndim else None,
+    lambda t: t.permute(*reversed(range(t.ndim))) if t.ndim >= 2 else None,
+]
+_WRITES = [
+    lambda v, w: v.add_(w.sum() * 0.5),
+    lambda v, w: v.mul_(w.mean() + 2.0),
+    lambda v, w: v.fill_(3.0),
+    lambda v, w: v.__setitem__(0, w.sum()) if v.ndim else v.fill_(w.sum()),
+    lambda v, w: v.__iadd__(1.5),
+    lambda v, w: v.masked_fill_(v > 0.3, -1.0),
+    lambda v, w: v.copy_(v * w.mean()),
+    lambda v, w: v.mul_(w[0]),
+]
+
+
+def _random_program(lib, seed, x, w):
+    """Views of views of y, written in place, some used before the write (saved or not), some after."""
+    rng = np.random.default_rng(seed)
+    y = x * 1.5 + 0.25
+    kept, earlier = [], []
+    for _ in range(rng.integers(1, 5)):
+        v = y
+        for _ in range(rng.integers(1, 4)):
+            view = _VIEWS[rng.integers(len(_VIEWS))](v)
+            v = v if view is None else view
+        if v is y:
+            v = y[0:1]
+        if rng.random() < 0.5:
+            kept.append(v)  # read after the write: through the base's new history
+        if rng.random() < 0.3:
+            earlier.append((v * 2.0).sum())  # recorded before the write, v not saved
+        if rng.random() < 0.15:
+            earlier.append((v * v).sum())  # v saved: backward must raise after the write
+        _WRITES[rng.integers(len(_WRITES))](v, w)
+    total = (y * lib.tensor(np.arange(1.0, 13.0).reshape(3, 4))).sum()
+    for t in kept:
+        total = total + (t * 0.5).sum()
+    return sum(earlier, total)
+
+
+def _outcome(lib, seed):
+    data = np.random.default_rng(1000 + seed)
+    x = lib.tensor(data.standard_normal((3, 4)), dtype=lib.float64, requires_grad=True)
+    w = lib.tensor(data.standard_normal(3), dtype=lib.float64, requires_grad=True)
+    try:
+        loss = _random_program(lib, seed, x, w)
+        loss.backward()
+    except RuntimeError as error:
+        return "raises", "modified by an inplace operation" in str(error)
+    grad_w = np.zeros(3) if w.grad is None else w.grad.detach().numpy()
+    return "runs", [loss.item(), *x.grad.detach().numpy().ravel(), *grad_w]
+
+
+@needs_torch
+def test_random_programs_of_views_and_in_place_writes_behave_as_in_pytorch():
+    outcomes = {"raises": 0, "runs": 0}
+    for seed in range(80):
+        got, want = _outcome(mg, seed), _outcome(torch, seed)
+        assert got[0] == want[0], (seed, got, want)
+        outcomes[got[0]] += 1
+        if got[0] == "runs":
+            np.testing.assert_allclose(got[1], want[1], rtol=1e-10, atol=1e-12, err_msg=f"seed {seed}")
+        else:
+            assert got[1] and want[1], (seed, "both raise PyTorch's modified-by-an-inplace-operation error")
+    assert outcomes["raises"] > 10 and outcomes["runs"] > 30  # both kinds are exercised
