@@ -128,10 +128,12 @@ V0 = [2.0, -3.0, 0.5]
 
 
 @pytest.mark.parametrize("case", sorted(WRITES))
-def test_writes_through_views_pass_gradcheck(case):
+def test_writes_through_views_pass_gradcheck_and_gradgradcheck(case):
     x = mg.tensor(X0, dtype=mg.float64, requires_grad=True)
     v = mg.tensor(V0, dtype=mg.float64, requires_grad=True)
-    assert mg.gradcheck(lambda x, v: WRITES[case](mg, x, v), [x, v])
+    fn = lambda x, v: WRITES[case](mg, x, v)  # noqa: E731
+    assert mg.gradcheck(fn, [x, v])
+    assert mg.gradgradcheck(fn, [x, v])  # the recorded write is differentiable again
 
 
 @pytest.mark.parametrize("case", sorted(WRITES))
