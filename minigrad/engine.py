@@ -53,8 +53,8 @@ def recorded_parents(node):
     A parent changed since by an in-place op in the graph (y.mul_(2) on a y computed from x) now
     carries the in-place op's history, and a snapshot of its old value and history stands in for it
     (Tensor._take_history; for a view whose base changed, Tensor._rederive_history). A node recorded
-    before that op used the old value, so its gradient goes to the snapshot. The substitution is done once, in node.parents itself, so the backward walk and
-    everything else that reads node.parents agree.
+    before that op used the old value, so its gradient goes to the snapshot. The substitution is done
+    once, in node.parents itself, so the backward walk and everything else that reads node.parents agree.
     """
     parents = node.parents
     for p in parents:

@@ -108,7 +108,7 @@ class Function:
     _saved_versions = ()
     _saved_output = None
     # An op whose output may be a view of its first input (reshape, transpose, x[1:], ...): the output
-    # then shares that input's storage and version counter, and backward checks the input is unchanged.
+    # then shares that input's storage and version counter, and remembers how it was read (_become_view).
     returns_view = False
     # A view op's write_back(x, y, *args): x with the view of it replaced by y, as recorded ops (an in-place
     # write through a view is recorded so: Tensor._write_into_base).
