@@ -372,7 +372,8 @@ def test_changing_a_saved_parameter_before_backward_is_an_error_not_a_wrong_grad
     loss = (x @ w).sum()
     with mg.no_grad():
         w.sub_(0.1)
-    with pytest.raises(RuntimeError, match=r"MatMul.*modified by an inplace operation: \[torch.FloatTensor \[3, 2\]\] is at version 1; expected version 0 instead"):
+    with pytest.raises(RuntimeError, match=r"MatMul.*modified by an inplace operation: \[torch.FloatTensor \[3, 2\]\] "
+                                           r"is at version 1; expected version 0 instead"):
         loss.backward()
     assert x.grad is None and w.grad is None  # nothing half-done
 
