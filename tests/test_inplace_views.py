@@ -474,3 +474,38 @@ def test_random_programs_of_views_and_in_place_writes_behave_as_in_pytorch():
         else:
             assert got[1] and want[1], (seed, "both raise PyTorch's modified-by-an-inplace-operation error")
     assert outcomes["raises"] > 10 and outcomes["runs"] > 30  # both kinds are exercised
+
+
+# ---- an RNN loop that fills an output buffer through views, reading what it wrote -------------------
+def _rnn_outputs(lib, W, x):
+    out = lib.zeros(*x.shape, dtype=x.dtype)
+    h = lib.zeros(x.shape[0], x.shape[2], dtype=x.dtype)
+    for t in range(x.shape[1]):
+        h = lib.tanh(x[:, t] + h @ W)
+        out[:, t] = h
+        if t > 0:
+            out[:, t] += 0.5 * out[:, t - 1]  # a write through a view, from another view of the same buffer
+    return out
+
+
+def _rnn_case(lib, dtype):
+    rng = np.random.default_rng(0)
+    W = lib.tensor(rng.standard_normal((4, 4)) * 0.5, dtype=dtype, requires_grad=True)
+    return W, lib.tensor(rng.standard_normal((2, 5, 4)), dtype=dtype)
+
+
+def test_an_rnn_loop_writing_its_outputs_in_place_passes_gradcheck():
+    W, x = _rnn_case(mg, mg.float64)
+    assert mg.gradcheck(lambda W: _rnn_outputs(mg, W, x), [W])
+
+
+@needs_torch
+def test_an_rnn_loop_writing_its_outputs_in_place_matches_pytorch():
+    results = []
+    for lib in (mg, torch):
+        W, x = _rnn_case(lib, lib.float32)
+        out = _rnn_outputs(lib, W, x)
+        (out * out).sum().backward()
+        results.append((values(out), values(W.grad)))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
