@@ -209,6 +209,8 @@ def _walk(root, gradient, retain_graph, create_graph, inputs):
             )
         if node._saved_versions or node._saved_output is not None:
             node.check_saved_versions()
+        if create_graph and node._replayed_versions:
+            node.check_replayed_versions()
     checking = _anomaly is not None
     grads = {id(root): gradient}
     finished = []  # (tensor, gradient) for .grad, stored only once the whole walk has succeeded

@@ -122,6 +122,7 @@ class Function:
         """For a kernel: whether it computes these arguments (else the composition runs). All, by default."""
         return True
     _args = _kwargs = None  # a kernel's arguments, for replay_composite
+    _replayed_versions = ()  # and their versions, checked before a recorded backward replays it
     op_class = None  # on a node class (node_class): the op it records
 
     def __init__(self):
@@ -145,9 +146,9 @@ class Function:
 
     def save_for_backward(self, *arrays):
         self.saved_tensors = arrays
-        if self._inputs:
+        if self._inputs:  # an input is watched if a saved array is its array or a view of the same memory
             self._saved_versions = tuple(
-                (t, t._version) for t in self._inputs if any(t._array is a for a in arrays)
+                (t, t._version) for t in self._inputs if any(_same_memory(t._array, a) for a in arrays)
             )
 
     def check_saved_versions(self):
@@ -159,12 +160,21 @@ class Function:
             if output is not None and output._version != version:
                 changed.append((output, version, self))
         if changed:
-            t, v, made_by = changed[0]
-            raise RuntimeError(
-                f"{self.op_name} ({self.name()}): {modified_message(t, v, made_by)} (this op saved that tensor "
-                "for its backward, and it was changed in place after the forward pass, so the gradient would be "
-                "wrong: change it after backward(), or change a copy, x.clone())"
-            )
+            self._refuse(*changed[0])
+
+    def check_replayed_versions(self):
+        """For a kernel, before a recorded backward (create_graph=True) replays its composition on its
+        inputs: refuse if one of them was changed in place since forward."""
+        for t, v in self._replayed_versions:
+            if t._version != v:
+                self._refuse(t, v, None)
+
+    def _refuse(self, t, v, made_by):
+        raise RuntimeError(
+            f"{self.op_name} ({self.name()}): {modified_message(t, v, made_by)} (this op saved that tensor "
+            "for its backward, and it was changed in place after the forward pass, so the gradient would be "
+            "wrong: change it after backward(), or change a copy, x.clone())"
+        )
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -256,9 +266,8 @@ class Function:
                 ctx._saved_output = (weakref.ref(result), result._version)
             if cls.composite is not None:  # what a recorded backward replays the composition on
                 ctx._args, ctx._kwargs = args, kwargs
-                seen = {id(t) for t, _ in ctx._saved_versions}
-                ctx._saved_versions += tuple((t, t._version) for t in args
-                                             if isinstance(t, Tensor) and id(t) not in seen)
+                # (the kernel's own backward reads only what it saved; a recorded one reads every input)
+                ctx._replayed_versions = tuple((t, t._version) for t in args if isinstance(t, Tensor))
             result._grad_fn = ctx
             result._requires_grad = True
         return result
@@ -270,7 +279,17 @@ class Function:
         self._saved_versions = ()  # these hold the saved inputs' Tensors: let them go too
         self._saved_output = None
         self._args = self._kwargs = None
+        self._replayed_versions = ()
         self.freed = True
+
+
+def _same_memory(array, saved):
+    """Whether `saved` is `array` or a NumPy view of the memory `array` views (their owners are one)."""
+    if saved is array:
+        return True
+    if not isinstance(saved, np.ndarray):
+        return False
+    return (saved if saved.base is None else saved.base) is (array if array.base is None else array.base)
 
 
 def modified_message(tensor, expected, made_by=None):

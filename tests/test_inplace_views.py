@@ -509,3 +509,29 @@ def test_an_rnn_loop_writing_its_outputs_in_place_matches_pytorch():
         results.append((values(out), values(W.grad)))
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+# ---- a fused kernel watches what its own backward reads; a recorded backward needs every input ------
+def test_softmax_reads_only_its_output_so_its_input_may_change(lib):
+    x = lib.tensor([[1.0, 2.0, 3.0]], dtype=lib.float64, requires_grad=True)
+    y = x * 1.0
+    p = lib.nn.functional.softmax(y, dim=-1)
+    y.add_(1.0)  # PyTorch's softmax saves its output only: no error
+    (p * lib.tensor([[1.0, 0.0, 0.0]], dtype=lib.float64)).sum().backward()
+    s = np.exp([1.0, 2.0, 3.0]) / np.exp([1.0, 2.0, 3.0]).sum()
+    np.testing.assert_allclose(values(x.grad)[0], s[0] * (np.eye(3)[0] - s), rtol=1e-12)
+
+
+def test_gelu_reads_its_input_and_a_recorded_softmax_replays_its_input():
+    x = mg.tensor([0.5, -1.0, 2.0], dtype=mg.float64, requires_grad=True)
+    y = x * 1.0
+    g = mg.nn.functional.gelu(y)
+    y.add_(1.0)
+    with pytest.raises(RuntimeError, match="GELU.*is at version 1; expected version 0 instead"):
+        g.sum().backward()
+    y = x * 1.0
+    p = mg.nn.functional.softmax(y, dim=-1)
+    y.add_(1.0)
+    # create_graph=True differentiates the composition again, on the input that has changed since
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0 instead"):
+        mg.autograd.grad(p[0], x, create_graph=True)
