@@ -41,6 +41,7 @@ CENSUS = {
         repeat_interleave index_select masked_select gather scatter scatter_ index_fill_ nonzero multinomial
         isnan isinf any all equal mm bmm matmul outer
         fill_ zero_ copy_ normal_ uniform_ add_ mul_ new_zeros new_ones new_full new_tensor bfloat16
+        t_ transpose_ unsqueeze_ squeeze_
     """),
     "nn modules and losses": ("nn", """
         Module Parameter Linear LazyLinear Embedding LayerNorm Dropout ReLU GELU SiLU Tanh Sigmoid Softmax LogSoftmax
