@@ -6,6 +6,7 @@
     gradcheck   finite-difference check, with torch.autograd.gradcheck's signature
     gradgradcheck   the same for second derivatives
     functional  jacobian, hessian, vjp, jvp, hvp, vhp of a whole function
+    graph       saved_tensors_hooks, save_on_cpu: hooks on what ops save for backward
 
 The primitive ops in minigrad/ops/ are written one level down, on NumPy arrays
 (`minigrad.function.Function`); see function.py here for how the two levels meet.
@@ -15,11 +16,12 @@ minigrad/torch_compat/autograd_variable.py, bound here when minigrad is imported
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from .function import Function, FunctionCtx, once_differentiable
 from . import functional  # jacobian, hessian, vjp, jvp, hvp, vhp
+from . import graph  # saved_tensors_hooks, save_on_cpu
 from .backprop import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
     "Function", "FunctionCtx", "once_differentiable", "grad", "backward", "gradcheck", "gradgradcheck", "GradcheckError",
-    "functional",
+    "functional", "graph",
     "no_grad", "enable_grad", "is_grad_enabled",
 ]
