@@ -436,7 +436,7 @@ class _Methods:
         return _ops.sub(self, other)
 
     def __rsub__(self, other):
-        return _ops.sub(other, self)
+        return function.named_node(_ops.sub(other, self), "RsubBackward1")  # PyTorch's node: number - tensor
 
     def __mul__(self, other):
         return _ops.mul(self, other)
@@ -454,7 +454,7 @@ class _Methods:
         return _ops.pow(self, exponent)
 
     def __rpow__(self, base):
-        return _ops.pow(base, self)
+        return function.named_node(_ops.pow(base, self), "PowBackward2")  # PyTorch's node: number ** tensor
 
     def __matmul__(self, other):
         return _ops.matmul(self, other)
@@ -630,7 +630,8 @@ class _Methods:
     def t(self):
         if self.ndim > 2:
             raise ValueError(f"t: expects a tensor with at most 2 dimensions, got shape {self.shape}")
-        return self.permute(*reversed(range(self.ndim)))
+        out = self.permute(*reversed(range(self.ndim)))
+        return function.named_node(out, "TBackward0") if self.ndim == 2 else out
 
     def permute(self, *dims):
         return _ops.permute(self, _sizes(dims, "permute"))

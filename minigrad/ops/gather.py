@@ -11,7 +11,7 @@ and scatter-adds are each other's gradients, at every order.
 import numpy as np
 
 from ..errors import ShapeError
-from ..function import Function
+from ..function import Function, named_node
 from ..tensor import Tensor
 from .indexing import IndexAdd
 from .util import normalize_dim, refuse_out as _refuse_out
@@ -196,7 +196,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None, o
 def scatter_add(input, dim, index, src, op="scatter_add"):
     """A copy of input with src added at the positions index points to (repeated positions add up)."""
     positions, src = scatter_positions(input, dim, index, src, op)
-    return Scatter.apply(input, src, positions, True)
+    return named_node(Scatter.apply(input, src, positions, True), "ScatterAddBackward0")
 
 
 def index_select(input, dim, index, *, out=None):
@@ -205,7 +205,7 @@ def index_select(input, dim, index, *, out=None):
     d = normalize_dim(dim, input.ndim, "index_select")
     index = _index_array(index, "index_select", max_ndim=1)
     _check_range(index, input.shape[d] if input.ndim else 1, "index_select", d)
-    return Gather.apply(input, (slice(None),) * d + (index.reshape(-1),))
+    return named_node(Gather.apply(input, (slice(None),) * d + (index.reshape(-1),)), "IndexSelectBackward0")
 
 
 def _index_fill_positions(input, dim, index, value, op):

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..errors import ShapeError
-from ..function import Function
+from ..function import Function, named_node
 from ..kernels.threads import matmul as blocked_matmul
 from .util import promote, refuse_out
 
@@ -63,7 +63,14 @@ class MatMul(Function, arrays=True):
 
 def matmul(a, b):
     # PyTorch's promotion, as for every binary op: int64 @ float32 is float32 (NumPy would give float64)
-    return MatMul.apply(*promote(a, b))
+    out = MatMul.apply(*promote(a, b))
+    if a.ndim == 2 and getattr(b, "ndim", 0) == 1:  # PyTorch's names by the shapes: mv, dot, bmm
+        named_node(out, "MvBackward0")
+    elif a.ndim == 1 and getattr(b, "ndim", 0) == 1:
+        named_node(out, "DotBackward0")
+    elif a.ndim == 3 and getattr(b, "ndim", 0) == 3 and a.shape[0] == b.shape[0]:
+        named_node(out, "BmmBackward0")
+    return out
 
 
 # ---- PyTorch's stricter spellings of the same product ------------------------------------------
