@@ -253,6 +253,18 @@ class _Methods:
     def relu_(self):
         return self._inplace_op("relu_", lambda t: t.relu())
 
+    def sin_(self):
+        return self._inplace_op("sin_", lambda t: t.sin())
+
+    def cos_(self):
+        return self._inplace_op("cos_", lambda t: t.cos())
+
+    def erf_(self):
+        return self._inplace_op("erf_", lambda t: t.erf())
+
+    def rsqrt_(self):
+        return self._inplace_op("rsqrt_", lambda t: t.rsqrt())
+
     def abs_(self):
         return self._inplace_op("abs_", lambda t: t.abs())
 
@@ -284,6 +296,9 @@ class _Methods:
 
     def index_fill_(self, dim, index, value):
         return _ops.index_fill_(self, dim, index, value)
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return _ops.index_add_(self, dim, index, source, alpha=alpha)
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         return _ops.scatter_(self, dim, index, src, value=value, reduce=reduce)
@@ -764,6 +779,9 @@ class _Methods:
 
     def index_fill(self, dim, index, value):
         return _ops.index_fill(self, dim, index, value)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        return _ops.index_add(self, dim, index, source, alpha=alpha)
 
     def masked_select(self, mask):
         return _ops.masked_select(self, mask)

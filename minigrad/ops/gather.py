@@ -238,6 +238,34 @@ def scatter_add_(input, dim, index, src):
                              keep_category=False)
 
 
+def index_add(input, dim, index, source, *, alpha=1, op="index_add"):
+    """input with alpha * source's slices added at `index` along dim (source.select(dim, i) goes to
+    input.select(dim, index[i]); repeated indices add up). Composed: a scatter_add of source along dim,
+    each slice sent to its index."""
+    d = normalize_dim(dim, input.ndim, op)
+    index = _index_array(index, op, max_ndim=1).reshape(-1)
+    src_shape = tuple(source.shape) if source.ndim else (1,)
+    in_shape = input.shape if input.ndim else (1,)
+    if source.ndim != input.ndim or src_shape[d] != len(index) or any(
+            s != t for k, (s, t) in enumerate(zip(src_shape, in_shape)) if k != d):
+        raise ShapeError(f"{op}: source of shape {source.shape} does not match input of shape {input.shape} with "
+                         f"{len(index)} indices along dim {d} (source's dim {d} must have one slice per index, the "
+                         "other dims the input's sizes)")
+    _check_range(index, in_shape[d], op, d)
+    along = [1] * len(src_shape)
+    along[d] = len(index)
+    positions = np.broadcast_to(index.reshape(along), src_shape)
+    if alpha != 1:
+        source = source * alpha
+    return named_node(scatter_add(input, d, positions, source, op=op), "IndexAddBackward0")
+
+
+def index_add_(input, dim, index, source, *, alpha=1):
+    """In place: alpha * source's slices added into input at `index` along dim."""
+    return input._inplace_op("index_add_", lambda t: index_add(t, dim, index, source, alpha=alpha, op="index_add_"),
+                             keep_category=False)
+
+
 def index_fill_(input, dim, index, value):
     """In place: the slices of input at `index` along dim are set to value."""
     return input._inplace_op("index_fill_", lambda t: index_fill(t, dim, index, value, op="index_fill_"),
