@@ -97,25 +97,6 @@ def node_class(cls):
     return made
 
 
-def named_node(tensor, name):
-    """Give tensor's node the name PyTorch gives this use of its op: one op, several uses (Amax records
-    x.max() as MaxBackward1 and x.amin(1) as AminBackward0; a Reshape, x.unsqueeze(0) as UnsqueezeBackward0).
-    Only the name changes: the node's class is a subclass of the same op, with the same one formula."""
-    node = tensor.grad_fn
-    if node is not None and type(node).__name__ != name and node.op_class is not None:
-        op = node.op_class
-        named = op.__dict__.get("_named_nodes")
-        if named is None:
-            named = op._named_nodes = {}
-        made = named.get(name)
-        if made is None:
-            made = type(name, (op,), {"__module__": op.__module__, "__qualname__": name, "op_class": op})
-            made._node_class = made
-            named[name] = made
-        node.__class__ = made
-    return tensor
-
-
 class Function:
     arrays = False  # True: forward and backward see NumPy arrays (minigrad's own ops); False: Tensors
 
@@ -228,95 +209,6 @@ class Function:
             ) from error
         finally:
             self.saved_tensors = saved
-
-    # ---- saved tensors: hooks, and PyTorch's grad_fn._saved_self / _saved_result / _raw_saved_self ----
-    def unpack_saved(self):
-        """saved_tensors with every packed value unpacked (saved_tensors_hooks): arrays, as forward saved."""
-        values = []
-        for a, entry in zip(self.saved_tensors, self._packed):
-            if entry is not None:
-                a = entry[1](entry[0])
-                a = a._array if isinstance(a, Tensor) else np.asarray(a)
-            values.append(a)
-        return tuple(values)
-
-    def backward_unpacked(self, grad):
-        """The first-order backward of a node whose saved values were packed: run on the unpacked ones."""
-        kept = self.saved_tensors
-        self.saved_tensors = self.unpack_saved()
-        try:
-            return type(self).backward(self, grad)
-        finally:
-            self.saved_tensors = kept
-
-    def _saved_origin(self, a):
-        """Where a saved array came from: the position of the input forward received it at, "output",
-        or None (a value forward computed)."""
-        for k, i in enumerate(getattr(self, "_input_ids", ())):
-            if i == id(a):
-                return k
-        output = self._saved_output[0]() if self._saved_output is not None else None
-        if output is not None and output._array is a:
-            return "output"
-        return None
-
-    def pack_saved(self, args, output, pack, unpack, slots=None):
-        """Hand the saved values at `slots` (all, by default) to pack, as PyTorch's saved_tensors_hooks: an
-        input as the input Tensor itself, the output and any other value as a Tensor on its array."""
-        packed = list(self._packed or (None,) * len(self.saved_tensors))
-        kept = list(self.saved_tensors)
-        for j, a in enumerate(kept):
-            if (slots is not None and j not in slots) or packed[j] is not None or not isinstance(a, np.ndarray):
-                continue
-            origin = self._saved_origin(a)
-            if isinstance(origin, int) and isinstance(args[origin], Tensor):
-                value = args[origin]
-            else:
-                value = Tensor._make(a)
-                if origin == "output":
-                    value._vc = output._version_box()
-            packed[j] = (pack(value), unpack, origin)
-            kept[j] = None
-        self._packed, self.saved_tensors = tuple(packed), tuple(kept)
-
-    # PyTorch's names for the values an op saved: grad_fn._saved_self is the op's first input, ...
-    _SAVED_NAMES = {"self": 0, "input": 0, "other": 1, "mat2": 1, "exponent": 1, "result": "output"}
-
-    def __getattr__(self, name):
-        """grad_fn._saved_self, _saved_other, _saved_result (and _raw_saved_*, whose register_hooks packs
-        that one value), as PyTorch's nodes show them; other `_saved_<name>`s are the op's own attributes
-        (_saved_dim is ctx.dim). Only reached for a name the node does not have."""
-        raw = name.startswith("_raw_saved_")
-        if not raw and not name.startswith("_saved_"):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        key = name[len("_raw_saved_" if raw else "_saved_"):]
-        if self.__dict__.get("freed"):
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved tensors after they "
-                f"have already been freed): {self.name()} let go of its saved values after backward(). Specify "
-                "retain_graph=True to keep them."
-            )
-        want = self._SAVED_NAMES.get(key)
-        saved = self.__dict__.get("saved_tensors") or ()
-        packed = self._packed or (None,) * len(saved)
-        for j, (a, entry) in enumerate(zip(saved, packed)):
-            origin = entry[2] if entry is not None else (self._saved_origin(a) if isinstance(a, np.ndarray) else None)
-            if want is None or origin != want:
-                continue
-            if raw:
-                return SavedTensor(self, j)
-            if entry is not None:
-                return entry[1](entry[0])
-            parents = self.__dict__.get("parents") or ()
-            if isinstance(origin, int) and origin < len(parents) and parents[origin] is not None:
-                return parents[origin]  # the input itself, as PyTorch (y.grad_fn._saved_self is x)
-            value = Tensor._make(a)
-            if origin == "output":  # equal to the output, with its node (not the output itself), as PyTorch's
-                value.grad_fn, value.requires_grad = self, True
-            return value
-        if not raw and key in self.__dict__ and not isinstance(self.__dict__[key], np.ndarray):
-            return self.__dict__[key]
-        raise AttributeError(f"{self.name()} has no attribute {name!r}: this op did not save its {key}")
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -490,32 +382,6 @@ def replay_composite(node, grad):
     # retain_graph: the recorded gradients read the replay's own values (its nodes are in their graph)
     grads = dict(zip(map(id, inputs), engine.backward(out, grad, retain_graph=True, create_graph=True, inputs=inputs)))
     return tuple(None if p is None else grads.pop(id(p), None) for p in node.parents)
-
-
-class SavedTensor:
-    """grad_fn._raw_saved_self: one value a node saved, as PyTorch's torch._C._autograd.SavedTensor.
-    register_hooks(pack, unpack) packs it now, and its backward gets what unpack gives back."""
-
-    def __init__(self, node, slot):
-        self._node, self._slot = node, slot
-
-    def register_hooks(self, pack_hook, unpack_hook):
-        node = self._node
-        if node._packed is not None and node._packed[self._slot] is not None:
-            raise RuntimeError("register_hooks: hooks were already registered for this saved tensor "
-                               f"(of {node.name()}); a saved tensor takes one pair of hooks")
-        if not (callable(pack_hook) and callable(unpack_hook)):
-            raise TypeError("register_hooks: expects two functions, pack_hook and unpack_hook")
-        origin = node._saved_origin(node.saved_tensors[self._slot])
-        args = [None] * len(node.parents)
-        if isinstance(origin, int) and node.parents[origin] is not None:
-            args[origin] = node.parents[origin]
-        output = node._saved_output[0]() if node._saved_output is not None else None
-        node.pack_saved(args, output if output is not None else Tensor._make(np.zeros(())), pack_hook, unpack_hook,
-                        slots={self._slot})
-
-    def __repr__(self):
-        return f"<SavedTensor of {self._node.name()}>"
 
 
 class OnceDifferentiable(Function, arrays=True):
@@ -839,3 +705,153 @@ def once_differentiable(backward):
         return wrapped if isinstance(result, tuple) else wrapped[0]
 
     return wrapper
+
+
+# ---- what a node saved: saved_tensors_hooks, grad_fn._saved_self and friends (PyTorch's autograd notes) ----
+# Methods of Function, kept here, off the reading path: a node whose saved values were packed runs its
+# backward on the unpacked ones (the engine calls backward_unpacked, Function.backward_recorded
+# unpack_saved); grad_fn._saved_self reads one saved value, grad_fn._raw_saved_self packs one.
+
+def unpack_saved(self):
+    """saved_tensors with every packed value unpacked (saved_tensors_hooks): arrays, as forward saved."""
+    values = []
+    for a, entry in zip(self.saved_tensors, self._packed):
+        if entry is not None:
+            a = entry[1](entry[0])
+            a = a._array if isinstance(a, Tensor) else np.asarray(a)
+        values.append(a)
+    return tuple(values)
+
+
+def backward_unpacked(self, grad):
+    """The first-order backward of a node whose saved values were packed: run on the unpacked ones."""
+    kept = self.saved_tensors
+    self.saved_tensors = self.unpack_saved()
+    try:
+        return type(self).backward(self, grad)
+    finally:
+        self.saved_tensors = kept
+
+
+def _saved_origin(self, a):
+    """Where a saved array came from: the position of the input forward received it at, "output",
+    or None (a value forward computed)."""
+    for k, i in enumerate(getattr(self, "_input_ids", ())):
+        if i == id(a):
+            return k
+    output = self._saved_output[0]() if self._saved_output is not None else None
+    if output is not None and output._array is a:
+        return "output"
+    return None
+
+
+def pack_saved(self, args, output, pack, unpack, slots=None):
+    """Hand the saved values at `slots` (all, by default) to pack, as PyTorch's saved_tensors_hooks: an
+    input as the input Tensor itself, the output and any other value as a Tensor on its array."""
+    packed = list(self._packed or (None,) * len(self.saved_tensors))
+    kept = list(self.saved_tensors)
+    for j, a in enumerate(kept):
+        if (slots is not None and j not in slots) or packed[j] is not None or not isinstance(a, np.ndarray):
+            continue
+        origin = self._saved_origin(a)
+        if isinstance(origin, int) and isinstance(args[origin], Tensor):
+            value = args[origin]
+        else:
+            value = Tensor._make(a)
+            if origin == "output":
+                value._vc = output._version_box()
+        packed[j] = (pack(value), unpack, origin)
+        kept[j] = None
+    self._packed, self.saved_tensors = tuple(packed), tuple(kept)
+
+
+# PyTorch's names for the values an op saved: grad_fn._saved_self is the op's first input, ...
+
+_SAVED_NAMES = {"self": 0, "input": 0, "other": 1, "mat2": 1, "exponent": 1, "result": "output"}
+
+
+def _saved_attribute(self, name):
+    """grad_fn._saved_self, _saved_other, _saved_result (and _raw_saved_*, whose register_hooks packs
+    that one value), as PyTorch's nodes show them; other `_saved_<name>`s are the op's own attributes
+    (_saved_dim is ctx.dim). Only reached for a name the node does not have."""
+    raw = name.startswith("_raw_saved_")
+    if not raw and not name.startswith("_saved_"):
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    key = name[len("_raw_saved_" if raw else "_saved_"):]
+    if self.__dict__.get("freed"):
+        raise RuntimeError(
+            "Trying to backward through the graph a second time (or directly access saved tensors after they "
+            f"have already been freed): {self.name()} let go of its saved values after backward(). Specify "
+            "retain_graph=True to keep them."
+        )
+    want = _SAVED_NAMES.get(key)
+    saved = self.__dict__.get("saved_tensors") or ()
+    packed = self._packed or (None,) * len(saved)
+    for j, (a, entry) in enumerate(zip(saved, packed)):
+        origin = entry[2] if entry is not None else (self._saved_origin(a) if isinstance(a, np.ndarray) else None)
+        if want is None or origin != want:
+            continue
+        if raw:
+            return SavedTensor(self, j)
+        if entry is not None:
+            return entry[1](entry[0])
+        parents = self.__dict__.get("parents") or ()
+        if isinstance(origin, int) and origin < len(parents) and parents[origin] is not None:
+            return parents[origin]  # the input itself, as PyTorch (y.grad_fn._saved_self is x)
+        value = Tensor._make(a)
+        if origin == "output":  # equal to the output, with its node (not the output itself), as PyTorch's
+            value.grad_fn, value.requires_grad = self, True
+        return value
+    if not raw and key in self.__dict__ and not isinstance(self.__dict__[key], np.ndarray):
+        return self.__dict__[key]
+    raise AttributeError(f"{self.name()} has no attribute {name!r}: this op did not save its {key}")
+
+
+for _method in (unpack_saved, backward_unpacked, _saved_origin, pack_saved):
+    setattr(Function, _method.__name__, _method)
+Function.__getattr__ = _saved_attribute
+
+
+class SavedTensor:
+    """grad_fn._raw_saved_self: one value a node saved, as PyTorch's torch._C._autograd.SavedTensor.
+    register_hooks(pack, unpack) packs it now, and its backward gets what unpack gives back."""
+
+    def __init__(self, node, slot):
+        self._node, self._slot = node, slot
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        node = self._node
+        if node._packed is not None and node._packed[self._slot] is not None:
+            raise RuntimeError("register_hooks: hooks were already registered for this saved tensor "
+                               f"(of {node.name()}); a saved tensor takes one pair of hooks")
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("register_hooks: expects two functions, pack_hook and unpack_hook")
+        origin = node._saved_origin(node.saved_tensors[self._slot])
+        args = [None] * len(node.parents)
+        if isinstance(origin, int) and node.parents[origin] is not None:
+            args[origin] = node.parents[origin]
+        output = node._saved_output[0]() if node._saved_output is not None else None
+        node.pack_saved(args, output if output is not None else Tensor._make(np.zeros(())), pack_hook, unpack_hook,
+                        slots={self._slot})
+
+    def __repr__(self):
+        return f"<SavedTensor of {self._node.name()}>"
+
+
+def named_node(tensor, name):
+    """Give tensor's node the name PyTorch gives this use of its op: one op, several uses (Amax records
+    x.max() as MaxBackward1 and x.amin(1) as AminBackward0; a Reshape, x.unsqueeze(0) as UnsqueezeBackward0).
+    Only the name changes: the node's class is a subclass of the same op, with the same one formula."""
+    node = tensor.grad_fn
+    if node is not None and type(node).__name__ != name and node.op_class is not None:
+        op = node.op_class
+        named = op.__dict__.get("_named_nodes")
+        if named is None:
+            named = op._named_nodes = {}
+        made = named.get(name)
+        if made is None:
+            made = type(name, (op,), {"__module__": op.__module__, "__qualname__": name, "op_class": op})
+            made._node_class = made
+            named[name] = made
+        node.__class__ = made
+    return tensor

@@ -8,7 +8,6 @@ import operator
 import numpy as np
 
 from .torch_compat import device as _device
-from .torch_compat.size import Size
 from . import dtype as _dtype
 from . import grad_mode
 from .errors import DtypeError, ShapeError
@@ -402,24 +401,6 @@ class Tensor:
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
         shape = _sizes((size,), "new_full")
         return self._new_like(lambda dt: np.full(shape, fill_value, dt), dtype, device, requires_grad, "new_full")
-
-    def new(self, *args, device=None):
-        """PyTorch's legacy constructor, in this tensor's dtype: x.new() is empty, x.new(2, 3) and
-        x.new(torch.Size([2, 3])) are (zero-filled) of that shape, x.new([1, 2]) holds those values, and
-        x.new(t) shares t's storage (t of the same dtype)."""
-        _device.check_device(device, "new")
-        if not args:
-            return Tensor._make(np.zeros((0,), self.dtype))
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            if args[0].dtype != self.dtype:
-                raise TypeError(f"new: expected a tensor of this tensor's dtype {self.dtype}, got {args[0].dtype}")
-            return args[0].detach()
-        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
-                len(args) == 1 and isinstance(args[0], Size)):
-            return Tensor._make(np.zeros(_sizes(args, "new"), self.dtype))
-        if len(args) > 1:
-            raise TypeError(f"new: expects sizes (ints) or one sequence of values, got {len(args)} arguments")
-        return Tensor._make(_as_array(args[0], self.dtype))
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
         return self._new_like(lambda dt: _as_array(data, dt), dtype, device, requires_grad, "new_tensor")

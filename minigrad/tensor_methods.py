@@ -43,8 +43,9 @@ from .composites import activations as _activations
 from .composites import softmax as _softmax
 from .composites import statistics as _statistics
 from .errors import DtypeError, NoGraphFormula, ShapeError
-from .tensor import Tensor, _needs_grad, _sizes, _type_name
+from .tensor import Tensor, _as_array, _needs_grad, _sizes, _type_name
 from .torch_compat import device as _device
+from .torch_compat.size import Size
 
 
 def _category(dtype):
@@ -109,6 +110,24 @@ def _everywhere(t):
 
 class _Methods:
     # (installed on Tensor by `install` below; `self` is a Tensor)
+
+    def new(self, *args, device=None):
+        """PyTorch's legacy constructor, in this tensor's dtype: x.new() is empty, x.new(2, 3) and
+        x.new(torch.Size([2, 3])) are (zero-filled) of that shape, x.new([1, 2]) holds those values, and
+        x.new(t) shares t's storage (t of the same dtype)."""
+        _device.check_device(device, "new")
+        if not args:
+            return Tensor._make(np.zeros((0,), self.dtype))
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            if args[0].dtype != self.dtype:
+                raise TypeError(f"new: expected a tensor of this tensor's dtype {self.dtype}, got {args[0].dtype}")
+            return args[0].detach()
+        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
+                len(args) == 1 and isinstance(args[0], Size)):
+            return Tensor._make(np.zeros(_sizes(args, "new"), self.dtype))
+        if len(args) > 1:
+            raise TypeError(f"new: expects sizes (ints) or one sequence of values, got {len(args)} arguments")
+        return Tensor._make(_as_array(args[0], self.dtype))
 
     def stride(self, dim=None):
         """Steps in elements (not bytes, as NumPy's strides) between neighbours along each dim."""
