@@ -481,8 +481,8 @@ class _Methods:
     def __truediv__(self, other):
         return _ops.div(self, other)
 
-    def __rtruediv__(self, other):
-        return _ops.div(other, self)
+    def __rtruediv__(self, other):  # PyTorch records number / tensor as a product with the reciprocal: its name
+        return function.named_node(_ops.div(other, self), "MulBackward0")
 
     def __pow__(self, exponent):
         return _ops.pow(self, exponent)

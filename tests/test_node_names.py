@@ -50,6 +50,8 @@ NAMES = {
     "x.logsumexp(1)": (lambda T, F, x, w, m: x.logsumexp(1), "LogsumexpBackward0"),
     "1 - x": (lambda T, F, x, w, m: 1 - x, "RsubBackward1"),
     "2 ** x": (lambda T, F, x, w, m: 2 ** x, "PowBackward2"),
+    "2 / x": (lambda T, F, x, w, m: 2 / x, "MulBackward0"),
+    "x / 2": (lambda T, F, x, w, m: x / 2, "DivBackward0"),
     "x ** w": (lambda T, F, x, w, m: x.abs() ** w, "PowBackward1"),
     "x @ w[0]": (lambda T, F, x, w, m: x @ w[0], "MvBackward0"),
     "x[0] @ w[0]": (lambda T, F, x, w, m: x[0] @ w[0], "DotBackward0"),
