@@ -478,6 +478,12 @@ class FunctionCtx:
         """False: backward receives None (not zeros) for outputs that did not reach the loss."""
         self.materialize_grads = bool(value)
 
+    def save_for_forward(self, *tensors):
+        raise NotImplementedError(
+            "save_for_forward: forward-mode AD is not supported: minigrad has reverse mode only (a Function's "
+            "jvp staticmethod is never called); save what backward needs with save_for_backward"
+        )
+
     def mark_dirty(self, *tensors):
         """Inputs that forward changed in place (and returns): each comes out as the same tensor, its
         history continued through this op, as an in-place op's (x.add_(1))."""
@@ -773,7 +779,7 @@ _SAVED_NAMES = {"self": 0, "input": 0, "other": 1, "mat2": 1, "exponent": 1, "re
 def _saved_attribute(self, name):
     """grad_fn._saved_self, _saved_other, _saved_result (and _raw_saved_*, whose register_hooks packs
     that one value), as PyTorch's nodes show them; other `_saved_<name>`s are the op's own attributes
-    (_saved_dim is ctx.dim). Only reached for a name the node does not have."""
+    (_saved_keepdim is ctx.keepdim). Only reached for a name the node does not have."""
     raw = name.startswith("_raw_saved_")
     if not raw and not name.startswith("_saved_"):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -807,9 +813,39 @@ def _saved_attribute(self, name):
     raise AttributeError(f"{self.name()} has no attribute {name!r}: this op did not save its {key}")
 
 
+class AccumulateGrad:
+    """What grad_fn.next_functions shows for a leaf that requires grad, as PyTorch: the step that adds
+    the gradient into leaf.grad (minigrad's engine does that itself; this only names it)."""
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+def next_functions(self):
+    """((node, 0), ...) for the inputs of this op, as PyTorch's grad_fn.next_functions: the input's
+    grad_fn, an AccumulateGrad for a leaf that requires grad, None for an input without a gradient (the
+    trailing non-tensor arguments left out; PyTorch lists each tensor input, so `x * 2` differs)."""
+    steps = []
+    for parent in engine.recorded_parents(self):
+        if parent is None or not parent.requires_grad:
+            steps.append((None, 0))
+        else:
+            steps.append((parent.grad_fn if parent.grad_fn is not None else AccumulateGrad(parent), 0))
+    while len(steps) > 1 and steps[-1] == (None, 0):  # trailing arguments that are not tensors (dim, keepdim)
+        steps.pop()
+    return tuple(steps)
+
+
 for _method in (unpack_saved, backward_unpacked, _saved_origin, pack_saved):
     setattr(Function, _method.__name__, _method)
 Function.__getattr__ = _saved_attribute
+Function.next_functions = property(next_functions)
 
 
 class SavedTensor:

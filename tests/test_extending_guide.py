@@ -226,3 +226,16 @@ def test_grad_with_batched_output_gradients_is_each_gradient_stacked(lib):
     x = _double(lib, [0.1, 0.2, 0.3])
     (jac,) = lib.autograd.grad(x.sin(), x, lib.eye(3, dtype=lib.float64), is_grads_batched=True)
     np.testing.assert_allclose(jac.numpy(), np.diag(np.cos([0.1, 0.2, 0.3])))
+
+
+# ---- walking the graph as the autograd tutorial does -----------------------------------------------------
+def test_next_functions_walk_back_to_the_leaves(lib):
+    x = lib.ones(2, requires_grad=True)
+    loss = (x * 2).exp().sum()
+    (exp_step,) = loss.grad_fn.next_functions
+    assert exp_step[0].name() == "ExpBackward0"
+    (mul_step,) = exp_step[0].next_functions
+    assert mul_step[0].name() == "MulBackward0"
+    leaf_step = mul_step[0].next_functions[0][0]
+    assert type(leaf_step).__name__ == "AccumulateGrad" and leaf_step.variable is x
+    assert leaf_step.name() == "torch::autograd::AccumulateGrad"
