@@ -207,7 +207,7 @@ def numpy_index(index, shape):
 def getitem(x, index):
     plain, advanced = numpy_index(index, x.shape)
     out = GetItem.apply(x, plain, advanced)
-    return out if advanced else named_node(out, _basic_node_name(index))
+    return out if advanced or out.grad_fn is None else named_node(out, _basic_node_name(index))
 
 
 def _basic_node_name(index):

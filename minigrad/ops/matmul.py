@@ -64,12 +64,12 @@ class MatMul(Function, arrays=True):
 def matmul(a, b):
     # PyTorch's promotion, as for every binary op: int64 @ float32 is float32 (NumPy would give float64)
     out = MatMul.apply(*promote(a, b))
-    if a.ndim == 2 and getattr(b, "ndim", 0) == 1:  # PyTorch's names by the shapes: mv, dot, bmm
-        named_node(out, "MvBackward0")
-    elif a.ndim == 1 and getattr(b, "ndim", 0) == 1:
-        named_node(out, "DotBackward0")
-    elif a.ndim == 3 and getattr(b, "ndim", 0) == 3 and a.shape[0] == b.shape[0]:
-        named_node(out, "BmmBackward0")
+    if out.grad_fn is not None:  # PyTorch's names by the shapes: mv, dot, bmm (else mm's)
+        ndims = (np.ndim(a), np.ndim(b))
+        if ndims in ((2, 1), (1, 1)):
+            named_node(out, "MvBackward0" if ndims == (2, 1) else "DotBackward0")
+        elif ndims == (3, 3) and a.shape[0] == b.shape[0]:
+            named_node(out, "BmmBackward0")
     return out
 
 
