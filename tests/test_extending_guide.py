@@ -202,6 +202,33 @@ def test_a_function_in_the_torch_func_form_runs_under_vmap_and_grad(lib):
     assert lib.autograd.gradgradcheck(Sinh.apply, (_double(lib, [0.2, -0.4]),), check_batched_grad=True)
 
 
+def test_a_function_with_its_own_vmap_staticmethod_gives_the_same_values_under_vmap(lib):
+    """The torch.func page's form: forward without ctx, setup_context, and a vmap rule of its own (minigrad
+    runs forward once per sample instead, so the rule is not needed there; the values agree)."""
+
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(x, factor):
+            return x * factor
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.factor = inputs[1]
+
+        @staticmethod
+        def backward(ctx, grad):  # d(x c)/dx = c
+            return grad * ctx.factor, None
+
+        @staticmethod
+        def vmap(info, in_dims, x, factor):
+            return Scale.apply(x.movedim(in_dims[0], 0), factor), 0
+
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=lib.float64)
+    np.testing.assert_allclose(lib.func.vmap(Scale.apply, in_dims=(1, None))(x, 3.0).numpy(), 3 * x.numpy().T)
+    grads = lib.func.vmap(lib.func.grad(lambda r: Scale.apply(r, 2.5).sum()))(x)
+    np.testing.assert_allclose(grads.numpy(), np.full((3, 2), 2.5))
+
+
 def test_check_batched_grad_catches_a_backward_that_changes_with_each_call():
     class Drifting(mg.autograd.Function):
         """Right the first time; every later backward scales by one more: wrong, but invisible to one call."""
