@@ -42,7 +42,7 @@ from .ops import (
     squeeze, stack, sum, tanh, transpose, tril, triu, unsqueeze, where,
 )
 from .ops import (  # the wider torch.* surface: tests/test_ops_torch_surface.py
-    all, allclose, any, argsort, bmm, cos, cumsum, einsum, equal, erf, flip, gather, index_fill, index_select,
+    all, allclose, any, argsort, bmm, cos, cumsum, einsum, equal, erf, flip, gather, index_add, index_fill, index_select,
     isclose, isinf, isnan, masked_select, mm, nonzero, norm, outer, pow, prod, repeat_interleave,
     roll, rsqrt, scatter, scatter_add, sin, sort, topk, unbind,
 )
@@ -68,6 +68,7 @@ from .torch_compat import import_alias
 
 import_alias.install()
 autograd.Variable = autograd.variable.Variable  # old code's wrapper: Variable(t) is t detached
+nn.DataParallel = nn.parallel.DataParallel  # torch.nn.DataParallel: the module itself, on the CPU
 from .torch_compat.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .torch_compat.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .torch_compat.compiler import compile  # noqa: A004  (returns the model or function unchanged)

@@ -236,7 +236,7 @@ def _walk(root, gradient, retain_graph, create_graph, inputs):
         if create_graph:
             input_grads = _recorded_backward(node, tensor, grad)
         else:
-            input_grads = type(node).backward(node, grad)
+            input_grads = type(node).backward(node, grad) if node._packed is None else node.backward_unpacked(grad)
             if not isinstance(input_grads, tuple):
                 input_grads = (input_grads,)
         if len(input_grads) != len(node.parents):

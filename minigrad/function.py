@@ -75,6 +75,12 @@ def next_sequence_number():
     return next(_sequence)
 
 
+# torch.autograd.graph.saved_tensors_hooks pushes (pack, unpack) here (minigrad/autograd/graph.py): while
+# the list is not empty, what an op saves for backward is handed to the innermost pack, and its backward
+# gets the values unpack gives back. Empty otherwise, which costs one check per recorded op.
+saved_tensors_hooks_stack = []
+
+
 def node_class(cls):
     """The class of cls's graph nodes: a subclass named as PyTorch names its nodes (ExpBackward0).
 
@@ -121,6 +127,10 @@ class Function:
     def handles(*args, **kwargs):
         """For a kernel: whether it computes these arguments (else the composition runs). All, by default."""
         return True
+    # Once saved_tensors_hooks (or grad_fn._raw_saved_self.register_hooks) packed what this node saved: one
+    # entry per saved value, None where it is kept as it is, else (packed, unpack, where it came from); the
+    # packed places of saved_tensors are None until backward unpacks them (unpack_saved).
+    _packed = None
     _args = _kwargs = None  # a kernel's arguments, for replay_composite
     _replayed_versions = ()  # and their versions, checked before a recorded backward replays it
     op_class = None  # on a node class (node_class): the op it records
@@ -196,7 +206,7 @@ class Function:
         if op.composite is not None:
             return replay_composite(self, grad)
         saved = self.saved_tensors
-        self.saved_tensors = lift(self, saved, output)
+        self.saved_tensors = lift(self, self.unpack_saved() if self._packed else saved, output)
         try:
             return op.backward(self, grad)
         except NoGraphFormula as error:
@@ -270,6 +280,8 @@ class Function:
                 ctx._replayed_versions = tuple((t, t._version) for t in args if isinstance(t, Tensor))
             result._grad_fn = ctx
             result._requires_grad = True
+            if saved_tensors_hooks_stack and ctx.saved_tensors:
+                ctx.pack_saved(args, result, *saved_tensors_hooks_stack[-1])
         return result
 
     def release(self):
@@ -280,6 +292,7 @@ class Function:
         self._saved_output = None
         self._args = self._kwargs = None
         self._replayed_versions = ()
+        self._packed = None
         self.freed = True
 
 
@@ -360,8 +373,17 @@ def lift(node, saved, output):
     """
     position = {i: k for k, i in enumerate(getattr(node, "_input_ids", ())) if i is not None}
     parents = node.parents
+    packed = node._packed or (None,) * len(saved)
     lifted = []
-    for a in saved:
+    for a, entry in zip(saved, packed):
+        if entry is not None:  # unpacked (saved_tensors_hooks): where it came from was noted when packed
+            origin = entry[2]
+            if origin == "output":
+                lifted.append(output)
+                continue
+            if isinstance(origin, int):
+                lifted.append(parents[origin] if parents[origin] is not None else Tensor._make(a))
+                continue
         if isinstance(a, np.generic) and a.dtype.kind == "f":
             a = np.asarray(a)  # a 0-d value NumPy gave as a scalar: judged as the array it stands for
         if not isinstance(a, np.ndarray):
@@ -448,6 +470,9 @@ class FunctionCtx:
         self._to_save = ()
         self._saved = None
         self._non_differentiable = ()
+        self._dirty = ()
+        self._packed = None    # per saved tensor: None, or (packed, unpack) from saved_tensors_hooks
+        self._rebuild = None   # (node, output) while a recorded backward runs (saved_tensors)
 
     def save_for_backward(self, *tensors):
         for t in tensors:
@@ -460,11 +485,34 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
-        """The tensors given to save_for_backward, in order (an output saved in forward comes back as
-        a tensor sharing its storage)."""
+        """The tensors given to save_for_backward, in order. A saved input is that input; a saved output
+        comes back as a tensor on its storage, which in a recorded backward (create_graph=True) carries
+        the output's node, so that the second derivative flows through it as through the output itself,
+        whether or not the output is still referenced (PyTorch keeps the output's data, not the output)."""
         if self._saved is None:
             raise RuntimeError("saved_tensors: they are only available in backward, after forward has returned")
-        return self._saved
+        saved = self._saved
+        if self._packed is not None:
+            saved = tuple(t if entry is None else entry[1](entry[0]) for t, entry in zip(saved, self._packed))
+        if self._rebuild is not None and self._saved_outputs:
+            node, output = self._rebuild
+            saved = list(saved)
+            for k, i in self._saved_outputs.items():
+                saved[k] = output if i == node.index else self._with_history(i, saved[k])
+            saved = tuple(saved)
+        return saved
+
+    def _with_history(self, i, value):
+        """Output i (saved as `value`, its data) as a tensor with a node of its own for output i: a new
+        node on this ctx, which the walks of the first graph never free, and which holds the ctx while
+        the ctx holds no node (no reference cycle)."""
+        cls, meta, parents, needs, versions = self._node_setup
+        owner = _node_class(cls)(cls, self, i, meta)
+        owner.parents, owner.needs_input_grad, owner._saved_versions = parents, needs, versions
+        t = Tensor._make(value._array)
+        t._vc = value._vc
+        t.grad_fn, t.requires_grad = owner, True
+        return t
 
     def mark_non_differentiable(self, *tensors):
         """Outputs that get no gradient (indices, masks): they come out with requires_grad=False."""
@@ -477,11 +525,44 @@ class FunctionCtx:
         """False: backward receives None (not zeros) for outputs that did not reach the loss."""
         self.materialize_grads = bool(value)
 
-    def mark_dirty(self, *tensors):
+    def save_for_forward(self, *tensors):
         raise NotImplementedError(
-            "mark_dirty: minigrad's autograd.Function does not support changing inputs in place; "
-            "return a new tensor instead"
+            "save_for_forward: forward-mode AD is not supported: minigrad has reverse mode only (a Function's "
+            "jvp staticmethod is never called); save what backward needs with save_for_backward"
         )
+
+    def mark_dirty(self, *tensors):
+        """Inputs that forward changed in place (and returns): each comes out as the same tensor, its
+        history continued through this op, as an in-place op's (x.add_(1))."""
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"mark_dirty: expects input Tensors, got {type(t).__name__}")
+        self._dirty = tensors
+
+
+def _check_dirty(cls, ctx, args, outputs):
+    """PyTorch's rules for ctx.mark_dirty: a dirty tensor is an input, returned as an output, and not a
+    leaf that requires grad (nor, in minigrad, a view of a tensor in the graph: Tensor._check_inplace)."""
+    returned = {id(o) for o in outputs}
+    inputs = {id(a) for a in args if isinstance(a, Tensor)}
+    for t in ctx._dirty:
+        if id(t) not in inputs:
+            raise RuntimeError(f"{cls.__name__}: mark_dirty was given a tensor (shape {t.shape}) that is not an "
+                               "input of forward; only inputs changed in place are marked dirty")
+        if id(t) not in returned:
+            raise RuntimeError(
+                f"{cls.__name__}: Some elements marked as dirty during the forward method were not returned as "
+                "output. The inputs that are modified inplace must all be outputs of the Function."
+            )
+        if grad_mode._GradMode.enabled:
+            if t.requires_grad and t.grad_fn is None:
+                raise RuntimeError(
+                    f"{cls.__name__}: a leaf Variable that requires grad has been used in an in-place operation. "
+                    f"(forward changed an input of shape {t.shape} in place and marked it dirty; pass a non-leaf, "
+                    "e.g. x.clone(), or call it under torch.no_grad())"
+                )
+            t._check_inplace(f"{cls.__name__} (mark_dirty)", [a for a in args if isinstance(a, Tensor)])
+        t._bump_version()  # the in-place change marked: counted once more, as PyTorch
 
 
 def _apply_in_pytorch_form(cls, args, kwargs):
@@ -503,6 +584,9 @@ def _apply_in_pytorch_form(cls, args, kwargs):
     for o in outputs:
         if not isinstance(o, (Tensor, int, float, bool, type(None))):
             raise TypeError(f"{cls.__name__}.forward must return Tensors, got {type(o).__name__}")
+    dirty = {id(t) for t in ctx._dirty}
+    if dirty:
+        _check_dirty(cls, ctx, args, outputs)
 
     non_differentiable = {id(t) for t in ctx._non_differentiable}
     differentiable = [isinstance(o, Tensor) and o.dtype.kind == "f" and id(o) not in non_differentiable
@@ -510,28 +594,35 @@ def _apply_in_pytorch_form(cls, args, kwargs):
     original_ids = [id(o) for o in outputs]
     inputs = {id(a) for a in args if isinstance(a, Tensor)}
     for i, o in enumerate(outputs):
-        # an input returned as it is, or a tensor with history of its own, becomes a new tensor on
-        # the same storage, so that this op's node can be attached to it
-        if isinstance(o, Tensor) and (id(o) in inputs or o.requires_grad):
+        # an input returned as it is (not marked dirty), or a tensor with history of its own, becomes a
+        # new tensor on the same storage, so that this op's node can be attached to it
+        if isinstance(o, Tensor) and id(o) not in dirty and (id(o) in inputs or o.requires_grad):
             outputs[i] = o.detach()
-    # an output saved for backward is kept as a tensor sharing its storage (and version counter),
-    # not the output itself, which would hold its own node alive in a cycle; an input returned as it
-    # is and saved stays the input
-    by_id = dict(zip(original_ids, outputs))
-    ctx._saved = tuple(by_id[id(t)].detach() if id(t) in by_id and id(t) not in inputs else t
-                       for t in ctx._to_save)
-    # for a recorded backward (create_graph=True), which saved tensors are outputs, and the outputs
-    # themselves, weakly: there a saved output must be the output, whose node leads to the inputs
+    # A saved output is kept as its data (a tensor sharing its storage and version counter), not the
+    # output itself, which would hold its own node alive in a cycle; saved_tensors gives it back with
+    # the output's node where a recorded backward needs it (FunctionCtx._with_history). An input
+    # returned as it is and saved stays the input; one marked dirty is an output.
     position = {i: k for k, i in enumerate(original_ids)}
-    ctx._saved_outputs = {k: position[id(t)] for k, t in enumerate(ctx._to_save)
-                          if id(t) in position and id(t) not in inputs}
-    ctx._outputs = [weakref.ref(o) if isinstance(o, Tensor) else None for o in outputs]
+    is_output = [id(t) in position and (id(t) not in inputs or id(t) in dirty) for t in ctx._to_save]
+    ctx._saved = tuple(outputs[position[id(t)]].detach() if out else t for t, out in zip(ctx._to_save, is_output))
+    ctx._saved_outputs = {k: position[id(t)] for k, (t, out) in enumerate(zip(ctx._to_save, is_output)) if out}
     ctx._to_save = ()
 
     if record:
-        parents = tuple(a if need else None for a, need in zip(args, needs))
+        parents = list(a if need else None for a, need in zip(args, needs))
+        for k, a in enumerate(args):
+            if id(a) in dirty and a.requires_grad:
+                # the input's old value and history: this op's input (and, for ops recorded before it that
+                # used the input, its stand-in: engine.recorded_parents)
+                old = Tensor._make(a._array)
+                old.requires_grad, old.grad_fn = True, a.grad_fn
+                if a.grad_fn is not None:
+                    a._rebased = (a._rebased or ()) + ((next_sequence_number(), old),)
+                parents[k] = old
+        parents = tuple(parents)
         meta = [(o.shape, o.dtype) if isinstance(o, Tensor) else None for o in outputs]
         versions = tuple((t, t._version) for t in ctx._saved if t is not None)
+        ctx._node_setup = (cls, meta, parents, needs, versions)
         for i, o in enumerate(outputs):
             if differentiable[i]:
                 node = _node_class(cls)(cls, ctx, i, meta)
@@ -540,6 +631,10 @@ def _apply_in_pytorch_form(cls, args, kwargs):
                 node._saved_versions = versions
                 o.grad_fn = node
                 o.requires_grad = True
+        if saved_tensors_hooks_stack and ctx._saved:
+            pack, unpack = saved_tensors_hooks_stack[-1]
+            ctx._packed = tuple(None if t is None else (pack(t), unpack) for t in ctx._saved)
+            ctx._saved = (None,) * len(ctx._saved)  # kept by the hooks now (their versions stay checked)
     return tuple(outputs) if isinstance(output, tuple) else outputs[0]
 
 
@@ -553,6 +648,20 @@ class CustomFunctionNode(Function, arrays=True):
 
     def __repr__(self):  # as PyTorch: <torch.autograd.function.CubeBackward object at 0x...>
         return f"<{type(self).__module__}.{self.name()} object at {id(self):#x}>"
+
+    @property
+    def saved_tensors(self):
+        """As PyTorch's y.grad_fn.saved_tensors for a custom Function: what its forward saved."""
+        if self.ctx is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                f"have already been freed): {self.name()} let go of its saved values after backward()"
+            )
+        return self.ctx.saved_tensors
+
+    @saved_tensors.setter
+    def saved_tensors(self, value):  # (Function.__init__ and release set it; the ctx keeps the real ones)
+        pass
 
     @staticmethod
     def backward(node, grad):
@@ -594,7 +703,7 @@ class CustomFunctionNode(Function, arrays=True):
     def backward_recorded(node, output, grad):
         """Your backward on Tensors with grad mode on, for create_graph=True: written with Tensor ops, it is
         recorded, so its result can be differentiated again (PyTorch's double backward). A saved input
-        is the input itself; a saved output is swapped back for the live output."""
+        is the input itself; a saved output comes back with its output's node (FunctionCtx.saved_tensors)."""
         ctx = node.ctx
         grad_outputs = []
         for i, meta in enumerate(node.output_meta):
@@ -604,21 +713,11 @@ class CustomFunctionNode(Function, arrays=True):
                 grad_outputs.append(Tensor._make(np.zeros(*meta)))
             else:
                 grad_outputs.append(None)
-        saved = ctx._saved
-        lifted = list(saved)
-        for k, i in ctx._saved_outputs.items():
-            live = output if i == node.index else ctx._outputs[i]()
-            if live is None:
-                raise RuntimeError(
-                    f"{node.function_cls.__name__}: create_graph=True needs the output {i} it saved for backward, "
-                    "but that output no longer exists; keep a reference to it until the backward pass"
-                )
-            lifted[k] = live
-        ctx._saved = tuple(lifted)
+        ctx._rebuild = (node, output)
         try:
             result = node.function_cls.backward(ctx, *grad_outputs)
         finally:
-            ctx._saved = saved
+            ctx._rebuild = None
         return node._checked(result)
 
     def release(self):
@@ -659,3 +758,183 @@ def once_differentiable(backward):
         return wrapped if isinstance(result, tuple) else wrapped[0]
 
     return wrapper
+
+
+# ---- what a node saved: saved_tensors_hooks, grad_fn._saved_self and friends (PyTorch's autograd notes) ----
+# Methods of Function, kept here, off the reading path: a node whose saved values were packed runs its
+# backward on the unpacked ones (the engine calls backward_unpacked, Function.backward_recorded
+# unpack_saved); grad_fn._saved_self reads one saved value, grad_fn._raw_saved_self packs one.
+
+def unpack_saved(self):
+    """saved_tensors with every packed value unpacked (saved_tensors_hooks): arrays, as forward saved."""
+    values = []
+    for a, entry in zip(self.saved_tensors, self._packed):
+        if entry is not None:
+            a = entry[1](entry[0])
+            a = a._array if isinstance(a, Tensor) else np.asarray(a)
+        values.append(a)
+    return tuple(values)
+
+
+def backward_unpacked(self, grad):
+    """The first-order backward of a node whose saved values were packed: run on the unpacked ones."""
+    kept = self.saved_tensors
+    self.saved_tensors = self.unpack_saved()
+    try:
+        return type(self).backward(self, grad)
+    finally:
+        self.saved_tensors = kept
+
+
+def _saved_origin(self, a):
+    """Where a saved array came from: the position of the input forward received it at, "output",
+    or None (a value forward computed)."""
+    for k, i in enumerate(getattr(self, "_input_ids", ())):
+        if i == id(a):
+            return k
+    output = self._saved_output[0]() if self._saved_output is not None else None
+    if output is not None and output._array is a:
+        return "output"
+    return None
+
+
+def pack_saved(self, args, output, pack, unpack, slots=None):
+    """Hand the saved values at `slots` (all, by default) to pack, as PyTorch's saved_tensors_hooks: an
+    input as the input Tensor itself, the output and any other value as a Tensor on its array."""
+    packed = list(self._packed or (None,) * len(self.saved_tensors))
+    kept = list(self.saved_tensors)
+    for j, a in enumerate(kept):
+        if (slots is not None and j not in slots) or packed[j] is not None or not isinstance(a, np.ndarray):
+            continue
+        origin = self._saved_origin(a)
+        if isinstance(origin, int) and isinstance(args[origin], Tensor):
+            value = args[origin]
+        else:
+            value = Tensor._make(a)
+            if origin == "output":
+                value._vc = output._version_box()
+        packed[j] = (pack(value), unpack, origin)
+        kept[j] = None
+    self._packed, self.saved_tensors = tuple(packed), tuple(kept)
+
+
+# PyTorch's names for the values an op saved: grad_fn._saved_self is the op's first input, ...
+
+_SAVED_NAMES = {"self": 0, "input": 0, "other": 1, "mat2": 1, "exponent": 1, "result": "output"}
+
+
+def _saved_attribute(self, name):
+    """grad_fn._saved_self, _saved_other, _saved_result (and _raw_saved_*, whose register_hooks packs
+    that one value), as PyTorch's nodes show them; other `_saved_<name>`s are the op's own attributes
+    (_saved_keepdim is ctx.keepdim). Only reached for a name the node does not have."""
+    raw = name.startswith("_raw_saved_")
+    if not raw and not name.startswith("_saved_"):
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    key = name[len("_raw_saved_" if raw else "_saved_"):]
+    if self.__dict__.get("freed"):
+        raise RuntimeError(
+            "Trying to backward through the graph a second time (or directly access saved tensors after they "
+            f"have already been freed): {self.name()} let go of its saved values after backward(). Specify "
+            "retain_graph=True to keep them."
+        )
+    want = _SAVED_NAMES.get(key)
+    saved = self.__dict__.get("saved_tensors") or ()
+    packed = self._packed or (None,) * len(saved)
+    for j, (a, entry) in enumerate(zip(saved, packed)):
+        origin = entry[2] if entry is not None else (self._saved_origin(a) if isinstance(a, np.ndarray) else None)
+        if want is None or origin != want:
+            continue
+        if raw:
+            return SavedTensor(self, j)
+        if entry is not None:
+            return entry[1](entry[0])
+        parents = self.__dict__.get("parents") or ()
+        if isinstance(origin, int) and origin < len(parents) and parents[origin] is not None:
+            return parents[origin]  # the input itself, as PyTorch (y.grad_fn._saved_self is x)
+        value = Tensor._make(a)
+        if origin == "output":  # equal to the output, with its node (not the output itself), as PyTorch's
+            value.grad_fn, value.requires_grad = self, True
+        return value
+    if not raw and key in self.__dict__ and not isinstance(self.__dict__[key], np.ndarray):
+        return self.__dict__[key]
+    raise AttributeError(f"{self.name()} has no attribute {name!r}: this op did not save its {key}")
+
+
+class AccumulateGrad:
+    """What grad_fn.next_functions shows for a leaf that requires grad, as PyTorch: the step that adds
+    the gradient into leaf.grad (minigrad's engine does that itself; this only names it)."""
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+def next_functions(self):
+    """((node, 0), ...) for the inputs of this op, as PyTorch's grad_fn.next_functions: the input's
+    grad_fn, an AccumulateGrad for a leaf that requires grad, None for an input without a gradient (the
+    trailing non-tensor arguments left out; PyTorch lists each tensor input, so `x * 2` differs)."""
+    steps = []
+    for parent in engine.recorded_parents(self):
+        if parent is None or not parent.requires_grad:
+            steps.append((None, 0))
+        else:
+            steps.append((parent.grad_fn if parent.grad_fn is not None else AccumulateGrad(parent), 0))
+    while len(steps) > 1 and steps[-1] == (None, 0):  # trailing arguments that are not tensors (dim, keepdim)
+        steps.pop()
+    return tuple(steps)
+
+
+for _method in (unpack_saved, backward_unpacked, _saved_origin, pack_saved):
+    setattr(Function, _method.__name__, _method)
+Function.__getattr__ = _saved_attribute
+Function.next_functions = property(next_functions)
+
+
+class SavedTensor:
+    """grad_fn._raw_saved_self: one value a node saved, as PyTorch's torch._C._autograd.SavedTensor.
+    register_hooks(pack, unpack) packs it now, and its backward gets what unpack gives back."""
+
+    def __init__(self, node, slot):
+        self._node, self._slot = node, slot
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        node = self._node
+        if node._packed is not None and node._packed[self._slot] is not None:
+            raise RuntimeError("register_hooks: hooks were already registered for this saved tensor "
+                               f"(of {node.name()}); a saved tensor takes one pair of hooks")
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("register_hooks: expects two functions, pack_hook and unpack_hook")
+        origin = node._saved_origin(node.saved_tensors[self._slot])
+        args = [None] * len(node.parents)
+        if isinstance(origin, int) and node.parents[origin] is not None:
+            args[origin] = node.parents[origin]
+        output = node._saved_output[0]() if node._saved_output is not None else None
+        node.pack_saved(args, output if output is not None else Tensor._make(np.zeros(())), pack_hook, unpack_hook,
+                        slots={self._slot})
+
+    def __repr__(self):
+        return f"<SavedTensor of {self._node.name()}>"
+
+
+def named_node(tensor, name):
+    """Give tensor's node the name PyTorch gives this use of its op: one op, several uses (Amax records
+    x.max() as MaxBackward1 and x.amin(1) as AminBackward0; a Reshape, x.unsqueeze(0) as UnsqueezeBackward0).
+    Only the name changes: the node's class is a subclass of the same op, with the same one formula."""
+    node = tensor.grad_fn
+    if node is not None and type(node).__name__ != name and node.op_class is not None:
+        op = node.op_class
+        named = op.__dict__.get("_named_nodes")
+        if named is None:
+            named = op._named_nodes = {}
+        made = named.get(name)
+        if made is None:
+            made = type(name, (op,), {"__module__": op.__module__, "__qualname__": name, "op_class": op})
+            made._node_class = made
+            named[name] = made
+        node.__class__ = made
+    return tensor

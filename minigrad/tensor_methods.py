@@ -45,8 +45,9 @@ from .composites import activations as _activations
 from .composites import softmax as _softmax
 from .composites import statistics as _statistics
 from .errors import DtypeError, NoGraphFormula, ShapeError
-from .tensor import Tensor, _needs_grad, _sizes, _type_name
+from .tensor import Tensor, _as_array, _needs_grad, _sizes, _type_name
 from .torch_compat import device as _device
+from .torch_compat.size import Size
 
 
 def _category(dtype):
@@ -125,6 +126,24 @@ def _to_bfloat16_precision(t):
 
 class _Methods:
     # (installed on Tensor by `install` below; `self` is a Tensor)
+
+    def new(self, *args, device=None):
+        """PyTorch's legacy constructor, in this tensor's dtype: x.new() is empty, x.new(2, 3) and
+        x.new(torch.Size([2, 3])) are (zero-filled) of that shape, x.new([1, 2]) holds those values, and
+        x.new(t) shares t's storage (t of the same dtype)."""
+        _device.check_device(device, "new")
+        if not args:
+            return Tensor._make(np.zeros((0,), self.dtype))
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            if args[0].dtype != self.dtype:
+                raise TypeError(f"new: expected a tensor of this tensor's dtype {self.dtype}, got {args[0].dtype}")
+            return args[0].detach()
+        if all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args) or (
+                len(args) == 1 and isinstance(args[0], Size)):
+            return Tensor._make(np.zeros(_sizes(args, "new"), self.dtype))
+        if len(args) > 1:
+            raise TypeError(f"new: expects sizes (ints) or one sequence of values, got {len(args)} arguments")
+        return Tensor._make(_as_array(args[0], self.dtype))
 
     def stride(self, dim=None):
         """Steps in elements (not bytes, as NumPy's strides) between neighbours along each dim."""
@@ -313,6 +332,18 @@ class _Methods:
     def relu_(self):
         return self._inplace_op("relu_", lambda t: t.relu())
 
+    def sin_(self):
+        return self._inplace_op("sin_", lambda t: t.sin())
+
+    def cos_(self):
+        return self._inplace_op("cos_", lambda t: t.cos())
+
+    def erf_(self):
+        return self._inplace_op("erf_", lambda t: t.erf())
+
+    def rsqrt_(self):
+        return self._inplace_op("rsqrt_", lambda t: t.rsqrt())
+
     def abs_(self):
         return self._inplace_op("abs_", lambda t: t.abs())
 
@@ -344,6 +375,9 @@ class _Methods:
 
     def index_fill_(self, dim, index, value):
         return _ops.index_fill_(self, dim, index, value)
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return _ops.index_add_(self, dim, index, source, alpha=alpha)
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         return _ops.scatter_(self, dim, index, src, value=value, reduce=reduce)
@@ -507,7 +541,7 @@ class _Methods:
         return _ops.sub(self, other)
 
     def __rsub__(self, other):
-        return _ops.sub(other, self)
+        return function.named_node(_ops.sub(other, self), "RsubBackward1")  # PyTorch's node: number - tensor
 
     def __mul__(self, other):
         return _ops.mul(self, other)
@@ -518,14 +552,14 @@ class _Methods:
     def __truediv__(self, other):
         return _ops.div(self, other)
 
-    def __rtruediv__(self, other):
-        return _ops.div(other, self)
+    def __rtruediv__(self, other):  # PyTorch records number / tensor as a product with the reciprocal: its name
+        return function.named_node(_ops.div(other, self), "MulBackward0")
 
     def __pow__(self, exponent):
         return _ops.pow(self, exponent)
 
     def __rpow__(self, base):
-        return _ops.pow(base, self)
+        return function.named_node(_ops.pow(base, self), "PowBackward2")  # PyTorch's node: number ** tensor
 
     def __matmul__(self, other):
         return _ops.matmul(self, other)
@@ -701,7 +735,8 @@ class _Methods:
     def t(self):
         if self.ndim > 2:
             raise ValueError(f"t: expects a tensor with at most 2 dimensions, got shape {self.shape}")
-        return self.permute(*reversed(range(self.ndim)))
+        out = self.permute(*reversed(range(self.ndim)))
+        return function.named_node(out, "TBackward0") if self.ndim == 2 else out
 
     def permute(self, *dims):
         return _ops.permute(self, _sizes(dims, "permute"))
@@ -834,6 +869,9 @@ class _Methods:
 
     def index_fill(self, dim, index, value):
         return _ops.index_fill(self, dim, index, value)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        return _ops.index_add(self, dim, index, source, alpha=alpha)
 
     def masked_select(self, mask):
         return _ops.masked_select(self, mask)

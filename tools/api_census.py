@@ -74,6 +74,11 @@ CENSUS = {
         ReduceLROnPlateau
     """),
     "autograd": ("autograd", "Function grad backward gradcheck"),
+    # the extending guide and the autograd notes (issue 31)
+    "autograd.graph": ("autograd.graph", "saved_tensors_hooks save_on_cpu"),
+    "torch.func": ("func", "grad grad_and_value vjp jacrev hessian vmap functional_call"),
+    "Tensor methods of the extending guide": ("Tensor", "new index_add index_add_ sin_ cos_ exp_ log_"),
+    "nn.DataParallel": ("nn", "DataParallel"),
     "utils.data": ("utils.data", """
         Dataset TensorDataset DataLoader random_split Subset Sampler SequentialSampler RandomSampler BatchSampler
     """),

@@ -6,6 +6,9 @@
     gradcheck   finite-difference check, with torch.autograd.gradcheck's signature
     gradgradcheck   the same for second derivatives
     functional  jacobian, hessian, vjp, jvp, hvp, vhp of a whole function
+    graph       saved_tensors_hooks, save_on_cpu: hooks on what ops save for backward
+    func        torch.func's transforms (grad, vjp, jacrev, hessian, vmap, functional_call), as minigrad.func
+    forward_ad  forward mode: out of scope, each name raises NotImplementedError
 
 The primitive ops in minigrad/ops/ are written one level down, on NumPy arrays
 (`minigrad.function.Function`); see function.py here for how the two levels meet.
@@ -15,11 +18,14 @@ minigrad/torch_compat/autograd_variable.py, bound here when minigrad is imported
 from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from .function import Function, FunctionCtx, once_differentiable
 from . import functional  # jacobian, hessian, vjp, jvp, hvp, vhp
+from . import graph  # saved_tensors_hooks, save_on_cpu
+from . import forward_ad  # forward mode: refused, with a clear error
+from . import func  # torch.func (minigrad.func): grad, vjp, jacrev, hessian, vmap, functional_call
 from .backprop import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = [
     "Function", "FunctionCtx", "once_differentiable", "grad", "backward", "gradcheck", "gradgradcheck", "GradcheckError",
-    "functional",
+    "functional", "graph", "forward_ad",
     "no_grad", "enable_grad", "is_grad_enabled",
 ]

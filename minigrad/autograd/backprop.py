@@ -5,7 +5,7 @@ Tensors with a graph, to be differentiated again. retain_graph then defaults to 
 """
 import numpy as np
 
-from .. import engine
+from .. import engine, ops
 from ..tensor import Tensor
 
 
@@ -60,7 +60,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     allow_unused=True (then its gradient is None, or zeros with materialize_grads=True).
     """
     if is_grads_batched:
-        raise NotImplementedError("autograd.grad: is_grads_batched=True is not supported by minigrad")
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads)
     outputs = _as_tuple(outputs, "autograd.grad: outputs")
     inputs = _as_tuple(inputs, "autograd.grad: inputs")
     if not inputs:
@@ -103,3 +103,25 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:  # (with create_graph, zeros that require grad, as PyTorch's)
                 result[k] = Tensor._make(np.zeros(t.shape, dtype=t.dtype)).requires_grad_(create_graph)
     return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """grad with is_grads_batched=True: each grad_output has a leading batch dim, and the result for
+    each input stacks the gradients for each of its entries. PyTorch vmaps the backward; this runs it
+    once per entry (the same numbers)."""
+    outputs = _as_tuple(outputs, "autograd.grad: outputs")
+    batched = _as_tuple(grad_outputs, "autograd.grad: grad_outputs (is_grads_batched=True)")
+    if len(batched) != len(outputs) or not batched:
+        raise RuntimeError(f"autograd.grad: is_grads_batched=True needs one batched gradient per output, got "
+                           f"{len(batched)} for {len(outputs)} outputs")
+    sizes = {g.shape[0] if g.ndim else None for g in batched}
+    if None in sizes or len(sizes) != 1:
+        raise RuntimeError("autograd.grad: is_grads_batched=True: every grad_output needs the same leading batch "
+                           f"dim, got shapes {[g.shape for g in batched]}")
+    (size,) = sizes
+    per_entry = []
+    for b in range(size):
+        keep = True if b < size - 1 else retain_graph
+        per_entry.append(grad(outputs, inputs, [g[b] for g in batched], retain_graph=keep, create_graph=create_graph,
+                              allow_unused=allow_unused, materialize_grads=materialize_grads))
+    return tuple(None if entries[0] is None else ops.stack(list(entries)) for entries in zip(*per_entry))

@@ -22,10 +22,9 @@ from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .backprop import grad as autograd_grad
 
-# PyTorch checks these too; minigrad has no forward-mode AD, batched gradients or sparse/complex
-# tensors, so they must stay at the value that turns them off.
-_UNSUPPORTED = dict(check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
-                    masked=None)
+# PyTorch checks these too; minigrad has no forward-mode AD or sparse/complex tensors, so they must
+# stay at the value that turns them off.
+_UNSUPPORTED = dict(check_batched_forward_grad=False, check_forward_ad=False, masked=None)
 
 
 class GradcheckError(RuntimeError):
@@ -48,8 +47,8 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
     n_directions, n_samples, seed:  fast mode's random directions per input and sampled elements.
     Returns True; on a mismatch raises GradcheckError (or returns False if raise_exception=False).
     """
-    given = dict(check_batched_grad=check_batched_grad, check_batched_forward_grad=check_batched_forward_grad,
-                 check_forward_ad=check_forward_ad, masked=masked)
+    given = dict(check_batched_forward_grad=check_batched_forward_grad, check_forward_ad=check_forward_ad,
+                 masked=masked)
     for name, off in _UNSUPPORTED.items():
         if given[name] != off:
             raise NotImplementedError(f"gradcheck: {name}={given[name]!r} is not supported by minigrad")
@@ -89,6 +88,8 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
             else:
                 elements = range(t._array.size)
             failures += _check_elements(name, t, grad, loss, eps, atol, rtol, elements)
+        if check_batched_grad and not failures:
+            failures += _check_batched_grad(fn, values, checked, rng, atol, rtol)
     finally:
         for t, data, grad in originals:
             t._array, t.grad = data, grad
@@ -112,7 +113,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     a NumPy computation) fails here: the terms of the second derivative that flow through it are
     missing. A mismatch names the input ('input #1' or 'grad_output #0') and the element.
     """
-    given = dict(check_batched_grad=check_batched_grad, check_fwd_over_rev=check_fwd_over_rev, masked=masked)
+    given = dict(check_fwd_over_rev=check_fwd_over_rev, masked=masked)
     for name, value in given.items():
         if value:
             raise NotImplementedError(f"gradgradcheck: {name}={value!r} is not supported by minigrad")
@@ -156,7 +157,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
     checked = {n: t for n, t in zip(names, values) if isinstance(t, Tensor) and t.requires_grad}
     checked.update({f"grad_output #{k}": g for k, g in enumerate(grad_outputs) if g.requires_grad})
     return gradcheck(first_derivative, checked, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
-                     fast_mode=fast_mode, seed=seed)
+                     fast_mode=fast_mode, seed=seed, check_batched_grad=check_batched_grad)
 
 
 def _as_leaf(value):
@@ -217,6 +218,30 @@ def _analytic_grads(fn, values, checked, weights):
             )
         grads.append(t.grad._array.copy())
     return grads
+
+
+def _check_batched_grad(fn, values, checked, rng, atol, rtol, batch=3):
+    """check_batched_grad: the gradients for a batch of output gradients (autograd.grad with
+    is_grads_batched=True) against each one computed alone; also catches a backward that cannot run
+    twice on its graph or that changes what it saved."""
+    with enable_grad():
+        outs = [o for o in _as_outputs(fn(*values)) if o.requires_grad]
+    if not outs:
+        return []
+    wrt = [t for _, t in checked]
+    vs = [Tensor._make(rng.standard_normal((batch,) + o.shape).astype(o.dtype)) for o in outs]
+    together = autograd_grad(outs, wrt, vs, retain_graph=True, allow_unused=True, materialize_grads=True,
+                             is_grads_batched=True)
+    failures = []
+    for b in range(batch):
+        alone = autograd_grad(outs, wrt, [v[b] for v in vs], retain_graph=True, allow_unused=True,
+                              materialize_grads=True)
+        for (name, t), g_batch, g_alone in zip(checked, together, alone):
+            difference = np.abs(g_batch._array[b] - g_alone._array)
+            if not np.all(difference <= atol + rtol * np.abs(g_alone._array)):
+                failures.append(f"{name} (shape {t.shape}): the gradient for batched output gradient {b} differs from "
+                                f"the one computed alone by up to {difference.max():.3g} (check_batched_grad)")
+    return failures
 
 
 def _check_elements(name, t, grad, loss, eps, atol, rtol, elements):

@@ -7,6 +7,7 @@ detached: the result does not depend on it, so no gradient should flow through i
 would otherwise split a gradient that cancels out anyway).
 """
 from .. import dtype as _dtype
+from ..function import named_node
 from ..ops.util import normalize_dim, normalize_dims, require_floating
 from . import composite
 
@@ -24,7 +25,7 @@ def log_softmax(x, dim):
 def logsumexp(x, dim, keepdim=False):
     """log(sum(exp(x))) over dim, computed without overflow; integers give the default float dtype."""
     x = x if x.dtype.kind == "f" else x.to(_dtype.get_default_dtype())
-    return _logsumexp(x, normalize_dims(dim, x.ndim, "logsumexp"), keepdim)
+    return named_node(_logsumexp(x, normalize_dims(dim, x.ndim, "logsumexp"), keepdim), "LogsumexpBackward0")
 
 
 @composite

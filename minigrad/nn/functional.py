@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import ops
 from ..errors import ShapeError
+from ..function import named_node
 from ..composites import activations, losses, normalization, softmax as _softmax
 from ..composites.linear import linear as _linear
 from ..ops.dropout import dropout  # noqa: F401  (F.dropout)
@@ -55,7 +56,8 @@ def linear(input, weight, bias=None):
     target = result_dtype(*operands)
     input, weight, bias = (t.to(target) if isinstance(t, Tensor) and t.dtype != target else t
                            for t in (input, weight, bias))
-    return _linear(input, weight, bias)
+    out = _linear(input, weight, bias)
+    return named_node(out, "MmBackward0") if bias is None and input.ndim == 2 else out  # PyTorch's node names
 
 
 def embedding(input, weight, padding_idx=None):
@@ -230,7 +232,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     require_floating(input, "mse_loss")
     require_floating(target, "mse_loss", "target")
     _same_shape("mse_loss", input, target)
-    return _reduce((input - target) ** 2, reduction)
+    return named_node(_reduce((input - target) ** 2, reduction), "MseLossBackward0")  # PyTorch's node name
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -267,7 +269,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     loss = losses.binary_cross_entropy_with_logits(input, target, pos_weight)
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return named_node(_reduce(loss, reduction), "BinaryCrossEntropyWithLogitsBackward0")  # PyTorch's node name
 
 
 def _broadcasts_to(shape, target):

@@ -12,7 +12,7 @@ higher orders (minigrad/tensor_methods.py says how).
     shape.py        reshape transpose permute unsqueeze squeeze expand flatten contiguous clone narrow
     reorder.py      flip roll repeat repeat_interleave
     indexing.py     x[index] and its backward IndexAdd, x[index] = v, masked_fill, where, tril, triu
-    gather.py       gather scatter index_select index_fill masked_select nonzero
+    gather.py       gather scatter index_select index_fill index_add masked_select nonzero
     sorting.py      sort argsort topk
     join.py         cat stack split chunk unbind
     embedding.py    rows of a weight by token id
@@ -29,7 +29,7 @@ from .elementwise import (
 )
 from .einsum import einsum
 from .gather import (
-    gather, index_fill, index_fill_, index_select, masked_select, nonzero, scatter, scatter_, scatter_add,
+    gather, index_add, index_add_, index_fill, index_fill_, index_select, masked_select, nonzero, scatter, scatter_, scatter_add,
     scatter_add_,
 )
 from .indexing import _bool_array as bool_mask

@@ -11,7 +11,7 @@ and scatter-adds are each other's gradients, at every order.
 import numpy as np
 
 from ..errors import ShapeError
-from ..function import Function, watch_versions
+from ..function import Function, named_node, watch_versions
 from ..tensor import Tensor
 from .indexing import IndexAdd
 from .util import normalize_dim, refuse_out as _refuse_out
@@ -196,7 +196,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None, o
 def scatter_add(input, dim, index, src, op="scatter_add"):
     """A copy of input with src added at the positions index points to (repeated positions add up)."""
     positions, src = scatter_positions(input, dim, index, src, op)
-    return watch_versions(Scatter.apply(input, src, positions, True), index)
+    return named_node(watch_versions(Scatter.apply(input, src, positions, True), index), "ScatterAddBackward0")
 
 
 def index_select(input, dim, index, *, out=None):
@@ -205,7 +205,8 @@ def index_select(input, dim, index, *, out=None):
     d = normalize_dim(dim, input.ndim, "index_select")
     index_array = _index_array(index, "index_select", max_ndim=1)
     _check_range(index_array, input.shape[d] if input.ndim else 1, "index_select", d)
-    return watch_versions(Gather.apply(input, (slice(None),) * d + (index_array.reshape(-1),)), index)
+    return named_node(watch_versions(Gather.apply(input, (slice(None),) * d + (index_array.reshape(-1),)), index),
+                      "IndexSelectBackward0")
 
 
 def _index_fill_positions(input, dim, index, value, op):
@@ -235,6 +236,34 @@ def scatter_(input, dim, index, src=None, *, value=None, reduce=None):
 
 def scatter_add_(input, dim, index, src):
     return input._inplace_op("scatter_add_", lambda t: scatter_add(t, dim, index, src, op="scatter_add_"),
+                             keep_category=False)
+
+
+def index_add(input, dim, index, source, *, alpha=1, op="index_add"):
+    """input with alpha * source's slices added at `index` along dim (source.select(dim, i) goes to
+    input.select(dim, index[i]); repeated indices add up). Composed: a scatter_add of source along dim,
+    each slice sent to its index."""
+    d = normalize_dim(dim, input.ndim, op)
+    index = _index_array(index, op, max_ndim=1).reshape(-1)
+    src_shape = tuple(source.shape) if source.ndim else (1,)
+    in_shape = input.shape if input.ndim else (1,)
+    if source.ndim != input.ndim or src_shape[d] != len(index) or any(
+            s != t for k, (s, t) in enumerate(zip(src_shape, in_shape)) if k != d):
+        raise ShapeError(f"{op}: source of shape {source.shape} does not match input of shape {input.shape} with "
+                         f"{len(index)} indices along dim {d} (source's dim {d} must have one slice per index, the "
+                         "other dims the input's sizes)")
+    _check_range(index, in_shape[d], op, d)
+    along = [1] * len(src_shape)
+    along[d] = len(index)
+    positions = np.broadcast_to(index.reshape(along), src_shape)
+    if alpha != 1:
+        source = source * alpha
+    return named_node(scatter_add(input, d, positions, source, op=op), "IndexAddBackward0")
+
+
+def index_add_(input, dim, index, source, *, alpha=1):
+    """In place: alpha * source's slices added into input at `index` along dim."""
+    return input._inplace_op("index_add_", lambda t: index_add(t, dim, index, source, alpha=alpha, op="index_add_"),
                              keep_category=False)
 
 

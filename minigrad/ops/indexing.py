@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..errors import ShapeError
-from ..function import Function, watch_versions
+from ..function import Function, named_node, watch_versions
 from ..tensor import Tensor
 from .util import promote, result_dtype, scalar, shape_of, take_axis, take_grad
 
@@ -210,9 +210,28 @@ def numpy_index(index, shape):
 
 
 def getitem(x, index):
-    out = GetItem.apply(x, *numpy_index(index, x.shape))
+    plain, advanced = numpy_index(index, x.shape)
+    out = GetItem.apply(x, plain, advanced)
     # an index tensor (integers or a bool mask) is read again by backward: its version is watched
-    return watch_versions(out, *(index if isinstance(index, tuple) else (index,)))
+    watch_versions(out, *(index if isinstance(index, tuple) else (index,)))
+    return out if advanced or out.grad_fn is None else named_node(out, _basic_node_name(index))
+
+
+def _basic_node_name(index):
+    """PyTorch's node for x[index] with ints, slices and None: it takes them one at a time, and the last
+    that does something names the node (x[0, 1:] SliceBackward0, x[1:, 0] SelectBackward0)."""
+    if not isinstance(index, tuple):
+        index = (slice(0, None),) if isinstance(index, slice) and index == slice(None) else (index,)  # x[:]: a slice
+    name = "AliasBackward0"  # x[...], x[:, :]
+    for part in index:
+        if part is None:
+            name = "UnsqueezeBackward0"
+        elif isinstance(part, slice):
+            if part != slice(None):
+                name = "SliceBackward0"
+        elif part is not Ellipsis:
+            name = "SelectBackward0"
+    return name
 
 
 def setitem(x, index, advanced, value, given=()):
@@ -250,10 +269,10 @@ def where(condition, input, other):
 def tril(x, diagonal=0):
     if x.ndim < 2:
         raise ShapeError(f"tril: needs at least 2 dims, got shape {x.shape}")
-    return Triangle.apply(x, diagonal, False)
+    return named_node(Triangle.apply(x, diagonal, False), "TrilBackward0")
 
 
 def triu(x, diagonal=0):
     if x.ndim < 2:
         raise ShapeError(f"triu: needs at least 2 dims, got shape {x.shape}")
-    return Triangle.apply(x, diagonal, True)
+    return named_node(Triangle.apply(x, diagonal, True), "TriuBackward0")

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..errors import ShapeError
-from ..function import Function
+from ..function import Function, named_node
 from ..tensor import _ONE_OF_SEVERAL, Tensor
 from .indexing import getitem
 from .util import normalize_dim, result_dtype
@@ -102,10 +102,12 @@ def split(x, split_size_or_sections, dim=0):
         sizes = [size] * (length // size) + ([length % size] if length % size else [])
         if length == 0:
             sizes = [0]
+    split_name = "SplitWithSizesBackward0" if isinstance(split_size_or_sections, (list, tuple)) else "SplitBackward0"
     lead = (slice(None),) * d
     pieces, start = [], 0
     for size in sizes:
-        pieces.append(getitem(x, lead + (slice(start, start + size),)))
+        # (PyTorch's node names: split(int) SplitBackward0, split([sizes]) SplitWithSizesBackward0)
+        pieces.append(named_node(getitem(x, lead + (slice(start, start + size),)), split_name))
         start += size
     return _several_views(pieces)
 
@@ -129,7 +131,7 @@ def unbind(x, dim=0):
     if x.ndim == 0:
         raise ShapeError("unbind: a 0-d tensor has no dim to unbind")
     lead = (slice(None),) * d
-    return _several_views([getitem(x, lead + (i,)) for i in range(x.shape[d])])
+    return _several_views([named_node(getitem(x, lead + (i,)), "UnbindBackward0") for i in range(x.shape[d])])
 
 
 def _several_views(pieces):

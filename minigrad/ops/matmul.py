@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..errors import ShapeError
-from ..function import Function
+from ..function import Function, named_node
 from ..kernels.threads import matmul as blocked_matmul
 from .precision import lower_precision
 from .util import promote, refuse_out
@@ -67,7 +67,14 @@ class MatMul(Function, arrays=True):
 @lower_precision  # rounded to bfloat16 inside a CPU autocast region (ops/precision.py)
 def matmul(a, b):
     # PyTorch's promotion, as for every binary op: int64 @ float32 is float32 (NumPy would give float64)
-    return MatMul.apply(*promote(a, b))
+    out = MatMul.apply(*promote(a, b))
+    if out.grad_fn is not None:  # PyTorch's names by the shapes: mv, dot, bmm (else mm's)
+        ndims = (np.ndim(a), np.ndim(b))
+        if ndims in ((2, 1), (1, 1)):
+            named_node(out, "MvBackward0" if ndims == (2, 1) else "DotBackward0")
+        elif ndims == (3, 3) and a.shape[0] == b.shape[0]:
+            named_node(out, "BmmBackward0")
+    return out
 
 
 # ---- PyTorch's stricter spellings of the same product ------------------------------------------

@@ -7,7 +7,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..function import Function
+from ..function import Function, named_node
 from ..kernels import summation
 from ..tensor import Tensor
 from .elementwise import maximum, minimum
@@ -155,13 +155,15 @@ def _integers_as_int64(x, dtype, op):
 
 def sum(x, dim=None, keepdim=False, *, dtype=None):
     x = _integers_as_int64(x, dtype, "sum")
-    return Sum.apply(x, normalize_dims(dim, x.ndim, "sum"), keepdim)
+    out = Sum.apply(x, normalize_dims(dim, x.ndim, "sum"), keepdim)
+    return out if dim is None else named_node(out, "SumBackward1")  # PyTorch's names: sum(), sum(dim)
 
 
 def mean(x, dim=None, keepdim=False):
     if x.dtype.kind != "f":
         raise TypeError(f"mean: expects a floating point tensor, got {x.dtype}")
-    return Mean.apply(x, normalize_dims(dim, x.ndim, "mean"), keepdim)
+    out = Mean.apply(x, normalize_dims(dim, x.ndim, "mean"), keepdim)
+    return out if dim is None else named_node(out, "MeanBackward1")
 
 
 def amax(x, dim=(), keepdim=False):
@@ -173,7 +175,7 @@ def amax(x, dim=(), keepdim=False):
 def amin(x, dim=(), keepdim=False):
     dims = normalize_dims(dim, x.ndim, "amin")
     _check_nonempty(x, dims, "amin")
-    return AMax.apply(x, dims, keepdim, smallest=True)
+    return named_node(AMax.apply(x, dims, keepdim, smallest=True), "AminBackward0")
 
 
 def _max_or_min(x, dim, keepdim, smallest):
@@ -182,13 +184,15 @@ def _max_or_min(x, dim, keepdim, smallest):
         return (minimum if smallest else maximum)(x, dim)
     if dim is None:
         # the maximum of all elements: ties share the gradient evenly, as PyTorch's max()
-        return (amin if smallest else amax)(x)
+        return named_node((amin if smallest else amax)(x), "MinBackward1" if smallest else "MaxBackward1")
     d = normalize_dim(dim, x.ndim, op)
     _check_nonempty(x, (d,) if x.ndim else (), op)
     if x.ndim == 0:
         return (_min_result if smallest else _max_result)(x, Tensor._make(np.array(0)))
     indices = (np.argmin if smallest else np.argmax)(x._array, axis=d, keepdims=True)
     values = MaxAlongDim.apply(x, indices, d, keepdim)
+    if smallest:
+        named_node(values, "MinBackward0")
     if not keepdim:
         indices = np.squeeze(indices, axis=d)
     return (_min_result if smallest else _max_result)(values, Tensor._make(indices.astype(np.int64)))
@@ -234,7 +238,7 @@ def prod(x, dim=None, keepdim=False, *, dtype=None):
     d = normalize_dim(dim, x.ndim, "prod")
     if x.ndim == 0:
         return Prod.apply(x.reshape(1), 0, False).reshape(())
-    return Prod.apply(x, d, keepdim)
+    return named_node(Prod.apply(x, d, keepdim), "ProdBackward1")  # PyTorch's name for prod(dim)
 
 
 def _any_or_all(np_fn, name):

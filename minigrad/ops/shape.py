@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from ..errors import ShapeError
-from ..function import Function
+from ..function import Function, named_node
 from ..tensor import Tensor
 from .indexing import getitem
 from .util import normalize_dim
@@ -154,7 +154,7 @@ def permute(x, dims):
 
 def unsqueeze(x, dim):
     d = normalize_dim(dim, x.ndim + 1, "unsqueeze")
-    return Reshape.apply(x, x.shape[:d] + (1,) + x.shape[d:])
+    return named_node(Reshape.apply(x, x.shape[:d] + (1,) + x.shape[d:]), "UnsqueezeBackward0")
 
 
 def squeeze(x, dim=None):
@@ -167,7 +167,10 @@ def squeeze(x, dim=None):
         dims = [d for d in dims if x.ndim and x.shape[d] == 1]
     if not dims:
         return x
-    return Reshape.apply(x, tuple(s for i, s in enumerate(x.shape) if i not in dims))
+    out = Reshape.apply(x, tuple(s for i, s in enumerate(x.shape) if i not in dims))
+    # PyTorch's names: squeeze() SqueezeBackward0, squeeze(d) SqueezeBackward1, squeeze((d, e)) SqueezeBackward2
+    return named_node(out, "SqueezeBackward0" if dim is None else "SqueezeBackward2" if isinstance(dim, (tuple, list))
+                      else "SqueezeBackward1")
 
 
 def expand(x, sizes):
@@ -234,7 +237,7 @@ def narrow(x, dim, start, length):
         raise RuntimeError(
             f"narrow: start ({start}) + length ({length}) exceeds dimension size ({size}) (dim {d} of shape {x.shape})."
         )
-    return getitem(x, (slice(None),) * d + (slice(start, start + length),))
+    return named_node(getitem(x, (slice(None),) * d + (slice(start, start + length),)), "SliceBackward0")
 
 
 def _whole_number(value, what):

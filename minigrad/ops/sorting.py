@@ -9,6 +9,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..function import named_node
 from .gather import Gather, _positions
 from .util import normalize_dim, refuse_out
 from ..tensor import Tensor
@@ -28,10 +29,10 @@ def _stable_order(array, dim, descending):
     return (n - 1) - np.flip(reversed_order, axis=dim)
 
 
-def _values(input, indices, dim):
+def _values(input, indices, dim, node_name):
     if input.ndim == 0:
         return input
-    return Gather.apply(input, _positions(input.shape, dim, indices, "sort"))
+    return named_node(Gather.apply(input, _positions(input.shape, dim, indices, "sort")), node_name)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -47,7 +48,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     refuse_out(out, "sort")
     d = normalize_dim(dim, input.ndim, "sort")
     indices = argsort(input, d, descending)
-    return _sort_result(_values(input, indices._array, d), indices)
+    return _sort_result(_values(input, indices._array, d, "SortBackward0"), indices)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
@@ -61,4 +62,4 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         return _topk_result(input, Tensor._make(np.zeros((), dtype=np.int64)))
     order = _stable_order(input._array, d, descending=largest)
     indices = np.take(order, np.arange(int(k)), axis=d).astype(np.int64, copy=False)
-    return _topk_result(_values(input, indices, d), Tensor._make(indices))
+    return _topk_result(_values(input, indices, d, "TopkBackward0"), Tensor._make(indices))

@@ -24,7 +24,8 @@ import sys
 
 _PACKAGE = __name__.split(".")[0]  # "minigrad"
 
-# PyTorch's path under minigrad -> the module in minigrad/torch_compat/ (its submodules follow it).
+# PyTorch's path under minigrad -> the module in minigrad/torch_compat/ (its submodules follow it);
+# a home starting with ".." is a module elsewhere in minigrad ("..autograd.func": minigrad.autograd.func).
 RELOCATED = {
     "amp": "amp",
     "autograd.variable": "autograd_variable",
@@ -35,6 +36,7 @@ RELOCATED = {
     "determinism": "determinism",
     "device": "device",
     "distributed": "distributed",
+    "func": "..autograd.func",
     "import_alias": "import_alias",
     "jit": "jit",
     "nn.modules": "nn_modules",
@@ -50,6 +52,8 @@ def relocated(name):
     rest = name[len(_PACKAGE) + 1:]
     for path, home in RELOCATED.items():
         if rest == path or rest.startswith(path + "."):
+            if home.startswith(".."):
+                return f"{_PACKAGE}.{home[2:]}{rest[len(path):]}"
             return f"{_PACKAGE}.torch_compat.{home}{rest[len(path):]}"
     return name
 
