@@ -47,6 +47,28 @@ from .ops import (  # the wider torch.* surface: tests/test_ops_torch_surface.py
     roll, rsqrt, scatter, scatter_add, sin, sort, topk, unbind,
 )
 from .composites.activations import sigmoid
+from .ops.transcendental import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, expm1, log1p, sinh
+from .ops.transcendental import (  # NumPy's names, which PyTorch keeps as aliases
+    acos as arccos, acosh as arccosh, asin as arcsin, asinh as arcsinh, atan as arctan, atan2 as arctan2,
+    atanh as arctanh,
+)
+from .ops.rounding import ceil, floor, fmod, remainder, round, trunc  # noqa: A004
+from .ops.rounding import trunc as fix
+from .composites.elementwise_math import (
+    copysign, deg2rad, exp2, float_power, fmax, fmin, frac, heaviside, hypot, isfinite, isneginf, isposinf, lerp,
+    log2, log10, logaddexp, logaddexp2, logit, nan_to_num, rad2deg, reciprocal, signbit, sinc, square, tan, xlogy,
+)
+from .composites.arithmetic import (
+    add, addbmm, addcdiv, addcmul, addmm, addmv, addr, baddbmm, chain_matmul, clamp_max, clamp_min, div,
+    floor_divide, mul, mv, negative, positive, rsub, sub, true_divide,
+)
+from .composites.arithmetic import div as divide, mul as multiply, sub as subtract
+from .composites.matrices import diag, diag_embed, diagflat, diagonal, dot, inner, trace, vdot
+from .composites.scans import cummax, cummin, cumprod, logcumsumexp
+from .composites.distances import cdist, cosine_similarity, dist, pairwise_distance, pdist
+from .ops import eq, ge, gt, le, logical_and, logical_not, logical_or, lt, ne, neg, sign
+from .ops import ge as greater_equal, gt as greater, le as less_equal, lt as less, ne as not_equal
+from .ops import abs as absolute, clamp as clip, sign as sgn
 from . import tensor_methods  # noqa: F401  (puts PyTorch's method table on Tensor)
 from .composites.softmax import log_softmax, logsumexp, softmax
 from .composites.statistics import std, var
@@ -83,5 +105,9 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 short = int16
+
+# PyTorch's constants (torch.inf in masked_fill(mask, -torch.inf), torch.pi in GELU's tanh form, ...)
+from math import e, inf, nan, pi  # noqa: E402
+newaxis = None  # x[:, torch.newaxis] is x[:, None]
 
 __version__ = "0.1.0"

@@ -40,8 +40,14 @@ from . import ops as _ops
 from . import random as _random
 from .autograd.backprop import backward as _backward
 from .composites import activations as _activations
+from .composites import arithmetic as _arithmetic
+from .composites import elementwise_math as _math
+from .composites import matrices as _matrices
+from .composites import scans as _scans
 from .composites import softmax as _softmax
 from .composites import statistics as _statistics
+from .ops import rounding as _rounding
+from .ops import transcendental as _transcendental
 from .errors import DtypeError, NoGraphFormula, ShapeError
 from .tensor import Tensor, _needs_grad, _sizes, _type_name
 from .torch_compat import device as _device
@@ -224,7 +230,7 @@ class _Methods:
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
-            raise NotImplementedError(f"div_: rounding_mode={rounding_mode!r} is not supported by minigrad")
+            return self._inplace_op("div_", lambda t, o: t.div(o, rounding_mode=rounding_mode), other)
         other = self._checked_operand("div_", other)
         return self._inplace_op("div_", lambda t, o: t / o, other, array_op=np.true_divide)
 
@@ -523,8 +529,26 @@ class _Methods:
     def mul(self, other):
         return _ops.mul(self, other)
 
-    def div(self, other):
-        return _ops.div(self, other)
+    def div(self, other, *, rounding_mode=None):
+        return _arithmetic.div(self, other, rounding_mode=rounding_mode)
+
+    def __mod__(self, other):
+        return _rounding.remainder(self, other)
+
+    def __rmod__(self, other):
+        return _rounding.remainder(other, self)
+
+    def __floordiv__(self, other):
+        return _arithmetic.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _arithmetic.floor_divide(other, self)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
 
     def pow(self, exponent):
         return _ops.pow(self, exponent)
@@ -829,7 +853,13 @@ def _ufuncs(ops):
         np.equal: _ops.eq, np.not_equal: _ops.ne, np.less: _ops.lt, np.less_equal: _ops.le,
         np.greater: _ops.gt, np.greater_equal: _ops.ge, np.logical_and: _ops.logical_and,
         np.logical_or: _ops.logical_or, np.logical_not: _ops.logical_not, np.isnan: _ops.isnan,
-        np.isinf: _ops.isinf,
+        np.isinf: _ops.isinf, np.isfinite: _math.isfinite, np.signbit: _math.signbit,
+        np.floor: _rounding.floor, np.ceil: _rounding.ceil, np.trunc: _rounding.trunc,
+        np.floor_divide: _arithmetic.floor_divide, np.fmod: _rounding.fmod, np.remainder: _rounding.remainder,
+        np.sinh: _transcendental.sinh, np.cosh: _transcendental.cosh, np.tan: _math.tan,
+        np.arcsin: _transcendental.asin, np.arccos: _transcendental.acos, np.arctan: _transcendental.atan,
+        np.arcsinh: _transcendental.asinh, np.arccosh: _transcendental.acosh, np.arctanh: _transcendental.atanh,
+        np.log1p: _transcendental.log1p, np.expm1: _transcendental.expm1, np.arctan2: _transcendental.atan2,
     }
 
 
@@ -933,6 +963,63 @@ def array_function(self, func, types, args, kwargs):
     )
 
 
+# ---- methods that are a function of the same name with the tensor as its first argument -------------
+# (x.sinh() is sinh(x), x.lerp(end, w) is lerp(x, end, w)); each name in INPLACE_FORMS also gets its
+# in-place form on the one in-place road: x.sinh_() = x._inplace_op("sinh_", lambda t: t.sinh()).
+FUNCTION_METHODS = {
+    **{name: getattr(_transcendental, name) for name in (
+        "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log1p", "expm1", "atan2")},
+    **{name: getattr(_rounding, name) for name in ("floor", "ceil", "trunc", "round", "fmod", "remainder")},
+    **{name: getattr(_math, name) for name in (
+        "tan", "log2", "log10", "exp2", "reciprocal", "square", "frac", "deg2rad", "rad2deg", "lerp", "logaddexp",
+        "logaddexp2", "xlogy", "hypot", "copysign", "sinc", "logit", "fmax", "fmin", "nan_to_num", "float_power",
+        "heaviside", "signbit", "isfinite", "isposinf", "isneginf")},
+    **{name: getattr(_arithmetic, name) for name in (
+        "true_divide", "floor_divide", "negative", "positive", "clamp_min", "clamp_max", "addcmul", "addcdiv",
+        "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr")},
+    **{name: getattr(_matrices, name) for name in (
+        "diagonal", "diag_embed", "diagflat", "trace", "dot", "vdot", "inner", "unfold")},
+    **{name: getattr(_scans, name) for name in ("cumprod", "cummax", "cummin", "logcumsumexp")},
+    "diag": _matrices.diag, "fix": _rounding.trunc, "multiply": _arithmetic.mul, "subtract": _arithmetic.sub,
+    "divide": _arithmetic.div, "arcsin": _transcendental.asin, "arccos": _transcendental.acos,
+    "arctan": _transcendental.atan, "arcsinh": _transcendental.asinh, "arccosh": _transcendental.acosh,
+    "arctanh": _transcendental.atanh, "arctan2": _transcendental.atan2, "maximum": _ops.maximum,
+    "minimum": _ops.minimum, "sgn": _ops.sign, "sign": _ops.sign, "greater": _ops.gt, "greater_equal": _ops.ge,
+    "less": _ops.lt, "less_equal": _ops.le, "not_equal": _ops.ne, "where": lambda self, condition, other:
+    _ops.where(condition, self, other), "absolute": _ops.abs, "logical_not": _ops.logical_not,
+}
+INPLACE_FORMS = (
+    "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log1p", "expm1", "atan2", "floor", "ceil",
+    "trunc", "round", "fmod", "remainder", "tan", "log2", "log10", "exp2", "reciprocal", "square", "frac",
+    "deg2rad", "rad2deg", "lerp", "xlogy", "hypot", "copysign", "sinc", "logit", "nan_to_num", "float_power",
+    "heaviside", "true_divide", "floor_divide", "negative", "clamp_min", "clamp_max", "addcmul", "addcdiv", "addmm",
+    "addmv", "addbmm", "baddbmm", "addr", "cumprod", "fix", "multiply", "subtract", "divide", "arcsin", "arccos",
+    "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "sgn", "sign", "absolute", "greater", "greater_equal",
+    "less", "less_equal", "not_equal", "eq", "ne", "lt", "le", "gt", "ge", "sin", "cos", "erf", "rsqrt",
+    "logical_not", "tril", "triu",
+)
+
+
+def _function_method(name, function):
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = function.__doc__
+    return method
+
+
+def _inplace_form(name):
+    def method(self, *args, **kwargs):
+        # the tensors among the arguments are the op's operands, so that the graph is recorded when one
+        # of them requires grad
+        return self._inplace_op(name + "_", lambda t, *operands: getattr(t, name)(*operands, **kwargs), *args,
+                                check_shapes=False)
+
+    method.__name__ = method.__qualname__ = name + "_"
+    return method
+
+
 def install():
     """Put the methods on Tensor (once, when minigrad is imported)."""
     # (__hash__: Python sets it to None in a class body that defines __eq__; Tensor keeps its own)
@@ -940,6 +1027,10 @@ def install():
     for name, value in vars(_Methods).items():
         if name not in skip:
             setattr(Tensor, name, value)
+    for name, function in FUNCTION_METHODS.items():
+        setattr(Tensor, name, _function_method(name, function))
+    for name in INPLACE_FORMS:
+        setattr(Tensor, name + "_", _inplace_form(name))
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
 

@@ -3,8 +3,11 @@
     module.py       Module (registration by assignment, hooks, state_dict), parameter.py Parameter
     layers.py       Linear, Embedding, LayerNorm, Dropout, Identity, Flatten, ReLU, GELU, SiLU, Tanh,
                     Sigmoid, Softmax, LogSoftmax
+    activations.py  the other activations (ELU, Softplus, Hardtanh, LeakyReLU, Mish, PReLU, ...), Softmin,
+                    CosineSimilarity, PairwiseDistance, Unflatten, AlphaDropout, Bilinear
     containers.py   Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
-    loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss
+    loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss, BCELoss,
+                    HuberLoss, SmoothL1Loss and the margin, ranking and likelihood losses
     functional.py   the stateless forms and losses (cross_entropy, mse_loss, pad, ...);  init.py initialisers
     masks.py        PyTorch's two mask conventions, and the one place minigrad converts between them
     attention.py    scaled dot-product attention and MultiheadAttention: the one attention implementation
@@ -23,7 +26,17 @@ from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Se
 from .layers import (
     GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
 )
+from .activations import (
+    CELU, ELU, GLU, SELU, AlphaDropout, Bilinear, CosineSimilarity, FeatureAlphaDropout, Hardshrink, Hardsigmoid,
+    Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PairwiseDistance, PReLU, ReLU6, RReLU, Softmax2d, Softmin,
+    Softplus, Softshrink, Softsign, Tanhshrink, Threshold, Unflatten,
+)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
+from .loss import (
+    BCELoss, CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, MarginRankingLoss,
+    MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss2d, PoissonNLLLoss, SmoothL1Loss,
+    SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
+)
 from .module import Module
 from .parameter import Parameter
 from .positional import PositionalEncoding
