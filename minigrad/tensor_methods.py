@@ -41,6 +41,10 @@ from . import random as _random
 from .autograd.backprop import backward as _backward
 from .composites import activations as _activations
 from .composites import arithmetic as _arithmetic
+from .composites import arrangement as _arrangement
+from .composites import bitwise as _bitwise
+from .composites import counting as _counting
+from .composites import distances as _distances
 from .composites import elementwise_math as _math
 from .composites import matrices as _matrices
 from .composites import scans as _scans
@@ -827,6 +831,58 @@ class _Methods:
     def equal(self, other):
         return _ops.equal(self, other)
 
+    # ---- facts about the tensor, and the dtype conversions PyTorch has names for ----------------------
+    @property
+    def is_cpu(self):
+        return True  # minigrad's one device
+
+    def is_signed(self):
+        return self.dtype.kind in "if"
+
+    def is_floating_point(self):
+        return self.dtype.kind == "f"
+
+    def is_nonzero(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"is_nonzero: a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return bool(self._array.reshape(()))
+
+    def is_same_size(self, other):
+        return self.shape == other.shape
+
+    @property
+    def itemsize(self):
+        return self._array.itemsize
+
+    @property
+    def nbytes(self):
+        return self._array.nbytes
+
+    def ndimension(self):
+        return self.ndim
+
+    def byte(self):
+        return self.to(_dtype.uint8)
+
+    def char(self):
+        return self.to(_dtype.int8)
+
+    def short(self):
+        return self.to(_dtype.int16)
+
+    def detach_(self):
+        """Detach in place: this tensor becomes a leaf without history (as PyTorch's detach_)."""
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def sum_to_size(self, *size):
+        """The sum over the dims along which `size` broadcasts to this tensor's shape."""
+        size = _sizes(size, "sum_to_size")
+        lead = self.ndim - len(size)
+        dims = tuple(range(lead)) + tuple(lead + k for k, s in enumerate(size) if s == 1 and self.shape[lead + k] != 1)
+        return self.sum(dims, keepdim=True).reshape(*size) if dims else self
+
     # augmented assignment is in place, as in PyTorch (`a -= lr * a.grad` under no_grad keeps a a leaf);
     # @= is not: PyTorch has no __imatmul__, so Python rebinds a = a @ b
     __iadd__ = add_
@@ -980,6 +1036,21 @@ FUNCTION_METHODS = {
     **{name: getattr(_matrices, name) for name in (
         "diagonal", "diag_embed", "diagflat", "trace", "dot", "vdot", "inner", "unfold")},
     **{name: getattr(_scans, name) for name in ("cumprod", "cummax", "cummin", "logcumsumexp")},
+    **{name: getattr(_arrangement, name) for name in (
+        "broadcast_to", "tensor_split", "hsplit", "vsplit", "dsplit", "tile", "ravel", "rot90", "fliplr", "flipud",
+        "take", "take_along_dim", "kron", "diff", "select_scatter", "slice_scatter", "diagonal_scatter", "index_add",
+        "index_copy", "masked_scatter", "put", "index_put", "scatter_reduce")},
+    **{name: getattr(_statistics, name) for name in (
+        "nansum", "nanmean", "count_nonzero", "aminmax", "cov", "corrcoef")},
+    **{name: getattr(_counting, name) for name in (
+        "histc", "histogram", "bincount", "unique", "unique_consecutive", "argwhere", "median", "nanmedian",
+        "kthvalue", "mode", "msort", "quantile", "nanquantile")},
+    **{name: getattr(_bitwise, name) for name in (
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+        "gcd", "lcm", "logical_xor", "frexp", "ldexp", "nextafter")},
+    "dist": _distances.dist, "renorm": _distances.renorm, "ger": _ops.outer, "logical_and": _ops.logical_and, "logical_or": _ops.logical_or,
+    "hardshrink": lambda self, lambd=0.5: _activations.hardshrink(self, lambd),
+    "prelu": lambda self, weight: _activations.prelu(self, weight),
     "diag": _matrices.diag, "fix": _rounding.trunc, "multiply": _arithmetic.mul, "subtract": _arithmetic.sub,
     "divide": _arithmetic.div, "arcsin": _transcendental.asin, "arccos": _transcendental.acos,
     "arctan": _transcendental.atan, "arcsinh": _transcendental.asinh, "arccosh": _transcendental.acosh,
@@ -996,7 +1067,10 @@ INPLACE_FORMS = (
     "addmv", "addbmm", "baddbmm", "addr", "cumprod", "fix", "multiply", "subtract", "divide", "arcsin", "arccos",
     "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "sgn", "sign", "absolute", "greater", "greater_equal",
     "less", "less_equal", "not_equal", "eq", "ne", "lt", "le", "gt", "ge", "sin", "cos", "erf", "rsqrt",
-    "logical_not", "tril", "triu",
+    "logical_not", "tril", "triu", "index_add", "index_copy", "masked_scatter", "put", "index_put",
+    "scatter_reduce", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "gcd", "lcm", "logical_xor", "logical_and", "logical_or", "ldexp", "nextafter", "cumsum",
+    "renorm",
 )
 
 

@@ -56,3 +56,28 @@ def pdist(x, p=2.0):
 def dist(x1, x2, p=2.0):
     # ||x1 - x2||_p over all elements
     return _p_norm((x1 - x2).reshape(-1), p, 0, False)
+
+
+def _other_dims(x, dim):
+    return tuple(k for k in range(x.ndim) if k != dim % max(x.ndim, 1))
+
+
+def renorm(x, p, dim, maxnorm):
+    # each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm (PyTorch adds 1e-7)
+    dims = _other_dims(x, dim)
+    big = _p_norm(x.detach(), p, dims, True) > maxnorm  # the slices to scale (a NaN norm is not: scale 1)
+    norms = _p_norm(where(big, x, 0.0), p, dims, True)  # the others' norms never enter the gradient
+    scale = where(big, maxnorm / (where(big, norms, 1.0) + 1e-7), 1.0)
+    return x * scale
+
+
+def norm_except_dim(v, pow=2, dim=0):  # noqa: A002  (PyTorch's name)
+    # the p-norm over every dim but dim, kept as size-1 dims (weight normalisation's g / ||v||); dim=-1: all
+    if dim == -1:
+        return _p_norm(v.reshape(-1), pow, 0, False)
+    return _p_norm(v, pow, _other_dims(v, dim), True)
+
+
+def frobenius_norm(x, dim=(), keepdim=False):
+    dims = tuple(range(x.ndim)) if dim in ((), None) else ((dim,) if isinstance(dim, int) else tuple(dim))
+    return _p_norm(x, 2, dims, keepdim)

@@ -107,3 +107,19 @@ def unfold(x, dimension, size, step):
     windows = (np.arange((length - size) // step + 1)[:, None] * step + np.arange(size)[None, :])
     out = x.movedim(d, -1)[..., windows]  # (..., windows, size)
     return out.movedim(-2, d)
+
+
+def tensordot(a, b, dims=2):
+    # the sum over a's last `dims` dims against b's first (or over the listed pairs of dims)
+    if isinstance(dims, int):
+        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    dims_a = [d % a.ndim for d in dims_a]
+    dims_b = [d % b.ndim for d in dims_b]
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    k = int(np.prod([a.shape[d] for d in dims_a])) if dims_a else 1
+    left = a.permute(*free_a, *dims_a).reshape(-1, k)
+    right = b.permute(*dims_b, *free_b).reshape(k, -1)
+    return (left @ right).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])

@@ -1,4 +1,5 @@
-"""torch.nn.modules.linear: Linear and Identity (minigrad/nn/layers.py)."""
+"""torch.nn.modules.linear: Linear and Identity (minigrad/nn/layers.py), Bilinear (minigrad/nn/activations.py)."""
+from ...nn.activations import Bilinear
 from ...nn.layers import Identity, Linear
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Bilinear", "Identity", "Linear"]
