@@ -23,11 +23,12 @@ from .creation import (
     ones_like, rand, randint, randn, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like,
 )
 from .creation import (  # PyTorch's legacy constructors: mg.LongTensor([1, 2]), x.type(mg.FloatTensor)
-    BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
 )
 from .torch_compat.device import device, get_default_device, set_default_device
 from .dtype import (
-    float16, float32, float64, int8, int16, int32, int64, uint8, get_default_dtype, set_default_dtype,
+    float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, get_default_dtype,
+    set_default_dtype,
 )
 from .dtype import bfloat16  # a name only: NumPy has no bfloat16, so making a tensor of it is refused
 from .dtype import bool_ as bool  # noqa: A001  (PyTorch's name: mg.bool)
@@ -52,6 +53,7 @@ from .ops.transcendental import (  # NumPy's names, which PyTorch keeps as alias
     acos as arccos, acosh as arccosh, asin as arcsin, asinh as arcsinh, atan as arctan, atan2 as arctan2,
     atanh as arctanh,
 )
+from .ops.gamma import digamma, erfc, erfinv, lgamma, mvlgamma, polygamma
 from .ops.rounding import ceil, floor, fmod, remainder, round, trunc  # noqa: A004
 from .ops.rounding import trunc as fix
 from .composites.elementwise_math import (

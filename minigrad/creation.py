@@ -259,6 +259,12 @@ class _TensorType:
 
 
 HalfTensor, FloatTensor, DoubleTensor = (_TensorType(d) for d in (_dtype.float16, _dtype.float32, _dtype.float64))
+CharTensor, ShortTensor = _TensorType(_dtype.int8), _TensorType(_dtype.int16)
+
+
+def BFloat16Tensor(*args, **kwargs):  # noqa: N802  (PyTorch's name)
+    """PyTorch's bfloat16 constructor: refused, as NumPy has no bfloat16."""
+    raise TypeError(f"BFloat16Tensor: {_dtype.bfloat16.advice}")
 ByteTensor, IntTensor, LongTensor, BoolTensor = (
     _TensorType(d) for d in (_dtype.uint8, _dtype.int32, _dtype.int64, _dtype.bool_)
 )

@@ -50,6 +50,7 @@ from .composites import matrices as _matrices
 from .composites import scans as _scans
 from .composites import softmax as _softmax
 from .composites import statistics as _statistics
+from .ops import gamma as _gamma
 from .ops import rounding as _rounding
 from .ops import transcendental as _transcendental
 from .errors import DtypeError, NoGraphFormula, ShapeError
@@ -324,6 +325,104 @@ class _Methods:
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         return _random.multinomial(self, num_samples, replacement, generator=generator)
+
+    def _fill_with_draws(self, op, draw):
+        """Fill with draw(rng, shape) from minigrad's seeded generator (the other random fills, as uniform_)."""
+        self._check_raw_write(op)
+        values = draw(_random.default_generator(), self.shape)
+        return self._inplace(op, lambda a: np.copyto(a, values, casting="unsafe"))
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        self._check_float("exponential_")
+        return self._fill_with_draws("exponential_", lambda rng, shape: rng.exponential(1.0 / lambd, shape))
+
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        self._check_float("cauchy_")
+        return self._fill_with_draws("cauchy_", lambda rng, shape: median + sigma * rng.standard_cauchy(shape))
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        self._check_float("log_normal_")
+        return self._fill_with_draws("log_normal_", lambda rng, shape: rng.lognormal(mean, std, shape))
+
+    def geometric_(self, p, *, generator=None):
+        return self._fill_with_draws("geometric_", lambda rng, shape: rng.geometric(p, shape))
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        probability = p._array if isinstance(p, Tensor) else p
+        return self._fill_with_draws("bernoulli_", lambda rng, shape: rng.random(shape) < probability)
+
+    def bernoulli(self, p=None, *, generator=None):
+        probability = self._array if p is None else p
+        return Tensor._make((_random.default_generator().random(self.shape) < probability).astype(self.dtype))
+
+    def random_(self, low=0, high=None, *, generator=None):
+        """Integers drawn uniformly from [low, high) (random_(high) is [0, high); none: the dtype's range)."""
+        if high is None:
+            low, high = (0, low) if low else (0, 2 ** 24 if self.dtype.kind == "f" else np.iinfo(self.dtype).max)
+        return self._fill_with_draws("random_", lambda rng, shape: rng.integers(low, high, shape))
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """The main diagonal (every dim's index equal) set to fill_value; for a tall matrix, wrap restarts it."""
+        if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) != 1):
+            raise ValueError(f"fill_diagonal_: expects a 2-d tensor or one with all dims equal, got shape {self.shape}")
+        mask = np.zeros(self.shape, dtype=bool)
+        if self.ndim == 2:
+            flat = mask.reshape(-1)
+            step = self.shape[1] + 1
+            end = flat.size if wrap else min(self.shape) * self.shape[1]
+            flat[:end:step] = True
+        else:
+            mask[(np.arange(self.shape[0]),) * self.ndim] = True
+        return self.masked_fill_(mask, fill_value)
+
+    def new(self, *args):
+        """A tensor of this dtype: new(sizes...) (zeros) or new(data); the legacy constructor."""
+        if args and all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            return Tensor._make(np.zeros(_sizes(args, "new"), dtype=self.dtype))
+        return Tensor(args[0] if args else [], dtype=self.dtype)
+
+    @property
+    def retains_grad(self):
+        """Whether retain_grad() was called on this non-leaf tensor (a leaf keeps its .grad anyway: False)."""
+        return bool(self._retains_grad) and self.grad_fn is not None
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call hook(tensor) after a leaf's .grad has been accumulated in backward."""
+        if self.grad_fn is not None or not self.requires_grad:
+            raise RuntimeError("register_post_accumulate_grad_hook: only supported on leaf tensors that require grad")
+        return engine.register_post_accumulate_grad_hook(self, hook)
+
+    def as_subclass(self, cls):
+        """This tensor's data and history viewed as an instance of a Tensor subclass."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass: expects a subclass of Tensor, got {cls!r}")
+        out = Tensor._make(self._array)
+        out.__class__ = cls
+        return out
+
+    def is_set_to(self, tensor):
+        """Whether both tensors use the same memory with the same shape and strides."""
+        a, b = self._array, tensor._array
+        return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+                and a.strides == b.strides)
+
+    def bfloat16(self):
+        raise TypeError(f"bfloat16: {_dtype.bfloat16.advice}")
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        """index_add's reduction form: source's slices reduced into the slices at index ('prod' refused,
+        'mean', 'amax', 'amin' as scatter_reduce)."""
+        d = _ops.normalize_dim(dim, self.ndim, "index_reduce")
+        ix = index._array if isinstance(index, Tensor) else np.asarray(index)
+        shape = [1] * source.ndim
+        shape[d] = -1
+        expanded = Tensor._make(np.ascontiguousarray(np.broadcast_to(ix.reshape(shape), source.shape)))
+        return _arrangement.scatter_reduce(self, d, expanded, source, reduce, include_self=include_self)
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        return self._inplace_op("index_reduce_", lambda t, s: t.index_reduce(dim, index, s, reduce,
+                                                                             include_self=include_self), source,
+                                check_shapes=False)
 
     def _check_float(self, op):
         if self.dtype.kind != "f":
@@ -1048,6 +1147,8 @@ FUNCTION_METHODS = {
     **{name: getattr(_bitwise, name) for name in (
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
         "gcd", "lcm", "logical_xor", "frexp", "ldexp", "nextafter")},
+    **{name: getattr(_gamma, name) for name in ("lgamma", "digamma", "erfc", "erfinv", "mvlgamma")},
+    "polygamma": lambda self, n: _gamma.polygamma(n, self),
     "dist": _distances.dist, "renorm": _distances.renorm, "ger": _ops.outer, "logical_and": _ops.logical_and, "logical_or": _ops.logical_or,
     "hardshrink": lambda self, lambd=0.5: _activations.hardshrink(self, lambd),
     "prelu": lambda self, weight: _activations.prelu(self, weight),
@@ -1070,7 +1171,7 @@ INPLACE_FORMS = (
     "logical_not", "tril", "triu", "index_add", "index_copy", "masked_scatter", "put", "index_put",
     "scatter_reduce", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "gcd", "lcm", "logical_xor", "logical_and", "logical_or", "ldexp", "nextafter", "cumsum",
-    "renorm",
+    "renorm", "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "polygamma",
 )
 
 

@@ -43,11 +43,11 @@ NAMESPACES = {"torch": "", "Tensor": "Tensor", "nn.functional": "nn.functional",
 RULES = [
     (VISION, r"[Cc]onv|[Pp]ool|interpolat|upsampl|Upsampl|grid_sampl|affine_grid|pixel_(un)?shuffle|PixelShuffle|"
              r"PixelUnshuffle|channel_shuffle|ChannelShuffle|^(Fold|Unfold|fold)$|Pad[23]d$|^Dropout[123]d$|"
-             r"^dropout[123]d$|CrossMapLRN2d|^GRID_SAMPLE|^max_unpool|MaxUnpool|^LPPool|^lp_pool"),
+             r"^dropout[123]d$|^unfold$|CrossMapLRN2d|^GRID_SAMPLE|^max_unpool|MaxUnpool|^LPPool|^lp_pool"),
     (COMPLEX, r"complex|^(angle|conj|conj_physical|conj_physical_|real|imag|polar|is_conj|resolve_conj|"
               r"resolve_neg|is_neg|isreal|cfloat|cdouble|chalf|view_as_real|view_as_real_copy|H|mH|adjoint)$"),
     (SPARSE, r"sparse|Sparse|quantiz|^q_|^qint|^quint|qscheme|int_repr|^per_(channel|tensor)|fbgemm|qparams|"
-             r"fake_quant|^bits|^u?int[1-7]$|^float8|^float4|nested|jagged|padded_tensor|coalesce|"
+             r"fake_quant|^bits?$|^bits|^u?int[1-7]$|^float8|^float4|nested|jagged|padded_tensor|coalesce|"
              r"^(indices|values|crow_indices|col_indices|ccol_indices|row_indices|dense_dim|to_dense|smm|sspaddmm|"
              r"hspmm|spmm|dsmm|hsmm|saddmm|segment_reduce|indices_copy|values_copy|crow_indices_copy|"
              r"col_indices_copy|ccol_indices_copy|row_indices_copy|to_mkldnn|is_mkldnn)$"),
@@ -76,7 +76,7 @@ RULES = [
                 r"memory_format|contiguous_format|channels_last|channels_last_3d|preserve_format|"
                 r"legacy_contiguous_format|layout|strided|dim_order|set_|storage|untyped_storage|storage_type|"
                 r"storage_offset|data_ptr|const_data_ptr|module_load|apply_|map_|map2_|reinforce|volatile|"
-                r"output_nr|name|grad_dtype|slice_inverse|constant_pad_nd|embedding_renorm_|resize_|resize_as_|"
+                r"output_nr|name|index|grad_dtype|slice_inverse|constant_pad_nd|embedding_renorm_|resize_|resize_as_|"
                 r"resize|resize_as|feature_dropout|feature_dropout_|rnn_relu|rnn_tanh|rnn_relu_cell|rnn_tanh_cell|"
                 r"lstm|gru|lstm_cell|gru_cell|from_file|frombuffer|from_dlpack|to_dlpack|hash_tensor|"
                 r"get_deterministic_debug_mode|set_deterministic_debug_mode|set_warn_always|is_warn_always_enabled|"

@@ -254,3 +254,43 @@ class Bilinear(Module):
 
     def forward(self, input1, input2):
         return F.bilinear(input1, input2, self.weight, self.bias)
+
+
+class _Pad1d(Module):
+    """Padding of the last dim by (left, right), or by the same amount on both sides."""
+    mode = "constant"
+
+    def __init__(self, padding, value=0.0):
+        super().__init__()
+        self.padding = (padding, padding) if isinstance(padding, int) else tuple(padding)
+        self.value = value
+
+    def forward(self, input):
+        if self.mode == "constant":
+            return F.pad(input, self.padding, "constant", self.value)
+        return F.pad(input, self.padding, self.mode)
+
+    def extra_repr(self):
+        return f"{self.padding}" + (f", value={self.value}" if self.mode == "constant" else "")
+
+
+class ConstantPad1d(_Pad1d):
+    def __init__(self, padding, value):
+        super().__init__(padding, value)
+
+
+class ZeroPad1d(_Pad1d):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+
+class ReflectionPad1d(_Pad1d):
+    mode = "reflect"
+
+
+class ReplicationPad1d(_Pad1d):
+    mode = "replicate"
+
+
+class CircularPad1d(_Pad1d):
+    mode = "circular"

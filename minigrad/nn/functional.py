@@ -271,11 +271,17 @@ def _broadcasts_to(shape, target):
     return len(shape) <= len(target) and all(s in (1, t) for s, t in zip(shape[::-1], target[::-1]))
 
 
+_NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
 def pad(input, pad, mode="constant", value=None):
     """Pad with `value` (0 by default): `pad` = (before, after) amounts for the last dim, then the one
-    before it, ... as PyTorch; negative amounts crop. Differentiable. Only mode "constant"."""
+    before it, ... as PyTorch; negative amounts crop. Differentiable. Modes "reflect", "replicate" and
+    "circular" repeat the input's own elements instead (read through an index: their gradients add up)."""
     if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported by minigrad, only 'constant'")
+        if mode not in _NUMPY_PAD_MODES:
+            raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
+        return _pad_by_index(input, tuple(int(p) for p in pad), mode)
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError(
@@ -289,6 +295,28 @@ def pad(input, pad, mode="constant", value=None):
         if input.shape[d] + before + after < 0:
             raise ValueError(f"pad: padding {pad} would give dim {d} of input {input.shape} a negative size")
     return ConstantPad.apply(input, tuple(widths), 0.0 if value is None else value)
+
+
+def _pad_by_index(input, pad, mode):
+    # each padded dim read at the indices NumPy's pad modes give for arange(n): reflect 2 1 | 0 1 2 3 | 2 1,
+    # replicate 0 0 | 0 1 2 3 | 3 3, circular 2 3 | 0 1 2 3 | 0 1
+    if len(pad) % 2 or len(pad) // 2 > input.ndim - 1:
+        raise ValueError(f"pad: mode {mode!r} pads at most the last {input.ndim - 1} dims of a {input.ndim}-d input "
+                         f"(the first is the batch or channel dim), got padding {pad}")
+    out = input
+    for k in range(len(pad) // 2):
+        d = input.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        n = input.shape[d]
+        if mode == "reflect" and max(before, after) >= n:
+            raise ValueError(f"pad: reflect padding of ({before}, {after}) must be less than the size {n} of dim {d}")
+        if mode == "circular" and max(before, after) > n - max(-before, 0) - max(-after, 0):
+            raise ValueError(f"pad: circular padding of ({before}, {after}) wraps around more than once for dim {d} "
+                             f"of size {n}")
+        kept = np.arange(n)[max(-before, 0): n - max(-after, 0)]  # a negative amount crops first, as PyTorch
+        index = np.pad(kept, (max(before, 0), max(after, 0)), mode=_NUMPY_PAD_MODES[mode])
+        out = out[(slice(None),) * d + (index,)]
+    return out
 
 
 def one_hot(tensor, num_classes=-1):

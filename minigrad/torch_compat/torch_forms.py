@@ -26,7 +26,7 @@ TAKES_OUT = (
     "msort", "quantile", "nanquantile", "histc", "histogram", "bucketize", "searchsorted", "std_mean", "var_mean",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "gcd",
     "lcm", "logical_xor", "ldexp", "nextafter", "frexp", "tensordot", "logspace", "range", "normal",
-    "bernoulli", "aminmax", "cov", "renorm", "ger",
+    "bernoulli", "aminmax", "cov", "renorm", "ger", "lgamma", "digamma", "polygamma", "erfc", "erfinv", "mvlgamma",
 )
 
 
@@ -84,7 +84,7 @@ INPLACE_FUNCTIONS = (
     "deg2rad_", "erf_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "log10_", "log1p_", "log2_", "log_",
     "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_",
     "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_", "fill_",
-    "addmv_",
+    "addmv_", "erfc_", "gcd_", "lcm_", "ldexp_", "index_put_",
 )
 
 

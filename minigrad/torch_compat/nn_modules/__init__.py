@@ -8,7 +8,8 @@ re-exports them under PyTorch's file name, so both paths give the same class obj
 `minigrad.nn.modules` (minigrad/torch_compat/import_alias.py: RELOCATED).
 """
 from . import (
-    activation, container, distance, dropout, flatten, linear, loss, module, normalization, sparse, transformer,
+    activation, container, distance, dropout, flatten, linear, loss, module, normalization, padding, sparse,
+    transformer,
 )
 from .activation import GELU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
