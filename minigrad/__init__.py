@@ -53,7 +53,7 @@ from .ops.transcendental import (  # NumPy's names, which PyTorch keeps as alias
     acos as arccos, acosh as arccosh, asin as arcsin, asinh as arcsinh, atan as arctan, atan2 as arctan2,
     atanh as arctanh,
 )
-from .ops.gamma import digamma, erfc, erfinv, lgamma, mvlgamma, polygamma
+from .ops.gamma import digamma, erfc, erfinv, i0, igamma, igammac, lgamma, mvlgamma, polygamma
 from .ops.rounding import ceil, floor, fmod, remainder, round, trunc  # noqa: A004
 from .ops.rounding import trunc as fix
 from .composites.elementwise_math import (
@@ -81,6 +81,7 @@ from .composites.arrangement import (
     index_copy, index_put, kron, masked_scatter, meshgrid, put, ravel, rot90, scatter_reduce, select_scatter,
     slice_scatter, take, take_along_dim, tensor_split, tile, vsplit, vstack,
 )
+from .composites.arrangement import cross, fill, gradient, histogramdd, unravel_index
 from .composites.arrangement import vstack as row_stack
 from .composites.statistics import aminmax, corrcoef, count_nonzero, cov, nanmean, nansum, std_mean, var_mean
 from .composites.counting import (
@@ -97,10 +98,11 @@ from .creation import (
 )
 from .torch_compat.torch_forms import (
     alpha_dropout, alpha_dropout_, bilinear, binary_cross_entropy_with_logits, celu, celu_, cosine_embedding_loss,
-    dropout, dropout_, embedding, feature_alpha_dropout, feature_alpha_dropout_, hardshrink, hinge_embedding_loss,
+    dropout, dropout_, embedding, embedding_bag, feature_alpha_dropout, feature_alpha_dropout_, hardshrink, hinge_embedding_loss,
     kl_div, margin_ranking_loss, poisson_nll_loss, prelu, rrelu, rrelu_, selu, selu_, threshold, threshold_,
     triplet_margin_loss,
 )
+from .torch_compat.torch_forms import set_anomaly_enabled, set_printoptions
 from .torch_compat import torch_forms as _torch_forms
 from . import tensor_methods  # noqa: F401  (puts PyTorch's method table on Tensor)
 from .composites.softmax import log_softmax, logsumexp, softmax

@@ -88,6 +88,10 @@ def _type_name(dtype):
     return _dtype.TENSOR_TYPE_NAMES.get(dtype, str(dtype)).replace("Tensor", "")
 
 
+
+# How tensors print: NumPy's array2string options, which minigrad.set_printoptions changes (as torch's)
+PRINT_OPTIONS = {"precision": 4}
+
 class Tensor:
     __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "_vc", "_hooks", "_base",
                  "_rebased", "__weakref__")
@@ -362,8 +366,8 @@ class Tensor:
         self._retains_grad = True
 
     # ---- printing ---------------------------------------------------------------------------
-    def __repr__(self):
-        body = np.array2string(self._array, separator=", ", prefix="tensor(", precision=4)
+    def __repr__(self):  # (PRINT_OPTIONS: set by minigrad.set_printoptions)
+        body = np.array2string(self._array, separator=", ", prefix="tensor(", **PRINT_OPTIONS)
         extras = []
         if self.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
             extras.append(f"dtype={self.dtype}")

@@ -424,6 +424,35 @@ class _Methods:
                                                                              include_self=include_self), source,
                                 check_shapes=False)
 
+    def _view_inplace(self, op, compute):
+        """squeeze_, unsqueeze_, t_, transpose_: the tensor itself takes the view's shape (its data stays);
+        in a graph it also takes the view's history, as after any in-place op (_take_history)."""
+        self._check_inplace(op)
+        recording = grad_mode._GradMode.enabled and self.requires_grad
+        source = Tensor._make(self._array) if recording else self
+        if recording:
+            source.requires_grad, source.grad_fn = self.requires_grad, self.grad_fn
+        result = compute(source)
+        self._array = result._array
+        self._bump_version()  # an in-place op, as PyTorch counts it: values saved from before are stale
+        if recording:
+            self._take_history(source, result)
+        return self
+
+    def squeeze_(self, dim=None):
+        return self._view_inplace("squeeze_", lambda t: t.squeeze(dim))
+
+    def unsqueeze_(self, dim):
+        return self._view_inplace("unsqueeze_", lambda t: t.unsqueeze(dim))
+
+    def transpose_(self, dim0, dim1):
+        return self._view_inplace("transpose_", lambda t: t.transpose(dim0, dim1))
+
+    def t_(self):
+        return self._view_inplace("t_", lambda t: t.t())
+
+    swapaxes_ = swapdims_ = transpose_
+
     def _check_float(self, op):
         if self.dtype.kind != "f":
             raise TypeError(f"{op}: expects a floating point tensor, got {self.dtype}")
@@ -1147,9 +1176,10 @@ FUNCTION_METHODS = {
     **{name: getattr(_bitwise, name) for name in (
         "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
         "gcd", "lcm", "logical_xor", "frexp", "ldexp", "nextafter")},
-    **{name: getattr(_gamma, name) for name in ("lgamma", "digamma", "erfc", "erfinv", "mvlgamma")},
+    **{name: getattr(_gamma, name) for name in (
+        "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "i0", "igamma", "igammac")},
     "polygamma": lambda self, n: _gamma.polygamma(n, self),
-    "dist": _distances.dist, "renorm": _distances.renorm, "ger": _ops.outer, "logical_and": _ops.logical_and, "logical_or": _ops.logical_or,
+    "dist": _distances.dist, "renorm": _distances.renorm, "cross": _arrangement.cross, "ger": _ops.outer, "logical_and": _ops.logical_and, "logical_or": _ops.logical_or,
     "hardshrink": lambda self, lambd=0.5: _activations.hardshrink(self, lambd),
     "prelu": lambda self, weight: _activations.prelu(self, weight),
     "diag": _matrices.diag, "fix": _rounding.trunc, "multiply": _arithmetic.mul, "subtract": _arithmetic.sub,
@@ -1171,7 +1201,7 @@ INPLACE_FORMS = (
     "logical_not", "tril", "triu", "index_add", "index_copy", "masked_scatter", "put", "index_put",
     "scatter_reduce", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "gcd", "lcm", "logical_xor", "logical_and", "logical_or", "ldexp", "nextafter", "cumsum",
-    "renorm", "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "polygamma",
+    "renorm", "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "polygamma", "i0", "igamma", "igammac",
 )
 
 

@@ -267,3 +267,50 @@ def test_logcumsumexp_neither_overflows_nor_underflows():
     y = mg.logcumsumexp(_values([-1000.0, 0.0, 1000.0]), 0).numpy()
     np.testing.assert_allclose(y, [-1000.0, math.log1p(math.exp(-1000.0)), 1000.0])
     assert mg.logcumsumexp(_values([-1000.0, -1000.0]), 0).numpy()[1] == pytest.approx(-1000.0 + math.log(2))
+
+
+def test_inplace_shape_changes_keep_the_tensor_and_its_history():
+    x = mg.zeros(3, 1)
+    storage = x.numpy()
+    assert x.squeeze_() is x and x.shape == (3,) and np.shares_memory(x.numpy(), storage)
+    assert x.unsqueeze_(0).shape == (1, 3) and x.t_().shape == (3, 1) and x.transpose_(0, 1).shape == (1, 3)
+    leaf = mg.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    a = leaf * 2
+    a.t_()
+    (a * mg.tensor([1.0, 10.0])).sum().backward()  # a is (3, 2) now: column 1 came from leaf's row 1
+    assert leaf.grad.tolist() == [[2.0, 2.0, 2.0], [20.0, 20.0, 20.0]]
+    b = leaf * 2
+    c = b * b  # saved b before its shape changed: a later backward through c is refused, as in PyTorch
+    b.t_()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        c.sum().backward()
+
+
+def test_print_options():
+    try:
+        mg.set_printoptions(precision=2)
+        assert repr(mg.tensor([1.23456])) == "tensor([1.23])"
+    finally:
+        mg.set_printoptions(profile="default")
+    assert repr(mg.tensor([1.23456])) == "tensor([1.2346])"
+
+
+def test_post_accumulate_grad_hook_sees_the_accumulated_grad():
+    w = mg.ones(2, requires_grad=True)
+    seen = []
+    handle = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    (w * 3).sum().backward()
+    (w * 2).sum().backward()
+    handle.remove()
+    (w * 2).sum().backward()
+    assert seen == [[3.0, 3.0], [5.0, 5.0]]
+
+
+def test_special_functions_at_known_values():
+    assert mg.lgamma(_values([1.0, 2.0, 0.5])).tolist() == pytest.approx([0.0, 0.0, math.log(math.sqrt(math.pi))])
+    assert mg.digamma(_values([1.0])).item() == pytest.approx(-0.5772156649015329, rel=1e-15)  # -Euler's gamma
+    assert mg.polygamma(1, _values([1.0])).item() == pytest.approx(math.pi ** 2 / 6, rel=1e-15)
+    assert mg.erfc(_values([10.0])).item() == pytest.approx(2.088487583762545e-45, rel=1e-13)  # no 1 - erf
+    assert mg.erfinv(_values([0.5])).item() == pytest.approx(0.4769362762044699, rel=1e-15)
+    assert mg.igamma(_values([1.0]), _values([2.0])).item() == pytest.approx(1 - math.exp(-2.0), rel=1e-14)
+    assert mg.i0(_values([0.0])).item() == 1.0

@@ -55,6 +55,12 @@ def small_integers(rng, shape):
     return rng.integers(0, 7, shape)
 
 
+def distinct_values(rng, shape):
+    """Values 0.1 apart in a random order: no ties for max and sort."""
+    n = int(np.prod(shape))
+    return (rng.permutation(n) * 0.1 - 0.05 * n).reshape(shape)
+
+
 def with_ties(rng, shape):
     """Values from a few levels, so that medians, modes and uniques meet ties."""
     return rng.integers(-3, 4, shape) * 0.5
@@ -176,6 +182,13 @@ CASES = [
     Case("mvlgamma", lambda L, x: L.mvlgamma(x + 2, 3), [positive], edges=False, empty=False),
     Case("erfc", lambda L, x: L.erfc(x * 3), [real]),
     Case("erfinv", lambda L, x: L.erfinv(x), [unit]),
+    Case("i0", lambda L, x: L.i0(x * 10), [real], edge_exclude=(1e300, 25.0, -25.0)),  # (i0(250) overflows)
+    # I1, i0's derivative (PyTorch's torch.special.i1; minigrad has no special namespace: the primitive)
+    Case("i1", lambda L, x: L.special.i1(x * 10) if L is torch else mg.ops.gamma.I1.apply(x * 10), [real],
+         edge_exclude=(1e300, 25.0, -25.0, math.inf, -math.inf, math.nan)),  # (±inf: inf - inf here; NaN: PyTorch
+    # gives a finite gradient)
+    Case("igamma", lambda L, a, x: L.igamma(a, x), [positive, positive], constants=(0,), edges=False),
+    Case("igammac", lambda L, a, x: a.igammac(x * 4), [positive, positive], constants=(0,), edges=False),
     # -- scans --
     # the scan multiplies in another order than PyTorch's loop: 1e-300 * -1e-300 * 1e300 * inf differ (0 * inf)
     Case("cumprod", lambda L, x: L.cumprod(x, 1), [real], edge_exclude=(1e-300, -1e-300), edge_grad=False),
@@ -324,6 +337,21 @@ CASES = [
         a, p, n, distance_function=lambda u, v: (u - v).abs().sum(-1), margin=2.5, swap=True), [real, real, real]),
     Case("torch.kl_div", lambda L, x, t: L.kl_div(x, t, 2), [real, probability], constants=(1,)),
     Case("torch.embedding", lambda L, w: L.embedding(w, L.tensor([[2, 0], [2, 1]])), [real], edges=False, empty=False),
+    Case("embedding_bag_mean", lambda L, w: F(L).embedding_bag(L.tensor([1, 2, 4, 5, 4, 3, 2, 0]), w,
+                                                                L.tensor([0, 4, 4])), [real], shapes=((6, 3),),
+         edges=False, empty=False),
+    Case("embedding_bag_max_2d", lambda L, w: F(L).embedding_bag(L.tensor([[1, 2, 4], [5, 1, 3]]), w, mode="max"),
+         [distinct_values], shapes=((6, 3),), edges=False, empty=False),
+    Case("embedding_bag_weighted", lambda L, w, p: F(L).embedding_bag(L.tensor([1, 2, 4, 2]), w, L.tensor([0, 1]),
+                                                                      mode="sum", per_sample_weights=p),
+         [real, real], shapes=((6, 3), (4,)), edges=False, empty=False),
+    Case("linear_cross_entropy", lambda L, x, w, b: F(L).linear_cross_entropy(x, w, L.tensor([0, 3, 1]),
+                                                                              linear_bias=b, label_smoothing=0.1),
+         [real, real, real], shapes=((3, 5), (4, 5), (4,)), edges=False, empty=False),
+    Case("cross", lambda L, a, b: L.cross(a, b, dim=1), [real, real], shapes=((4, 3),)),
+    Case("gradient", lambda L, x: L.gradient(x, spacing=0.5)[0] + L.gradient(x, dim=1, edge_order=2)[0],
+         [real], empty=False),
+    Case("fill", lambda L, x: L.fill(x, 2.5) * x, [real]),
     # -- statistics and order statistics --
     Case("std_mean", lambda L, x: L.std_mean(x, 1)[0] * 2 + L.std_mean(x, 1)[1], [real]),
     Case("var_mean", lambda L, x: L.var_mean(x, (0, 1), correction=0)[0] + L.var_mean(x, 0)[1].sum(), [real]),

@@ -362,3 +362,75 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         return where(targets, y, input)
     raise ValueError(f"scatter_reduce: reduce={reduce!r} is not supported by minigrad; it has 'sum', 'mean', "
                      "'amax' and 'amin' ('prod' is not)")
+
+
+def cross(input, other, dim=None):
+    # the cross product along dim (the first dim of size 3 when not given, as torch.cross):
+    # (a x b)_0 = a_1 b_2 - a_2 b_1, and cyclically
+    input, other = broadcast_tensors(input, other)
+    if dim is None:
+        sizes = [k for k, s in enumerate(input.shape) if s == 3]
+        if not sizes:
+            raise ShapeError(f"cross: no dimension of size 3 in input of shape {input.shape}")
+        dim = sizes[0]
+    d = normalize_dim(dim, input.ndim, "cross")
+    if input.shape[d] != 3:
+        raise ShapeError(f"cross: dim {dim} must have size 3, got shape {input.shape}")
+    a = [input.select(d, k) for k in range(3)]
+    b = [other.select(d, k) for k in range(3)]
+    return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], d)
+
+
+def fill(input, value):
+    # a tensor of input's shape and dtype holding value (the gradient to input is 0)
+    return where(np.broadcast_to(True, input.shape), value, input)
+
+
+def unravel_index(indices, shape):
+    index = indices._array if isinstance(indices, Tensor) else np.asarray(indices)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if np.any((index < -int(np.prod(shape))) | (index >= int(np.prod(shape)))):
+        raise ValueError(f"unravel_index: an index is out of range for shape {shape}")
+    return tuple(Tensor._make(np.asarray(p, dtype=np.int64)) for p in np.unravel_index(index % int(np.prod(shape)),
+                                                                                     shape))
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    # central differences (f_{i+1} - f_{i-1}) / 2h inside, one-sided at the ends (first or second order),
+    # one tensor per dim; spacing: one number, or one per dim
+    dims = tuple(range(input.ndim)) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+    dims = tuple(normalize_dim(d, input.ndim, "gradient") for d in dims)
+    steps = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    if len(steps) != len(dims) or any(isinstance(h, Tensor) and h.ndim > 0 for h in steps):
+        raise ValueError("gradient: spacing must be a number or one number per dim (coordinate tensors are not "
+                         "supported by minigrad)")
+    out = []
+    for d, h in zip(dims, steps):
+        h = float(h.item() if isinstance(h, Tensor) else h)
+        n = input.shape[d]
+        if n < edge_order + 1:
+            raise ValueError(f"gradient: each dim needs at least edge_order + 1 = {edge_order + 1} samples, dim {d} "
+                             f"has {n}")
+
+        def at(k, d=d):  # the slice k along d, as a slab of size 1 (python slices: k may be negative)
+            return input.narrow(d, k % n, 1)
+
+        inside = (input.narrow(d, 2, n - 2) - input.narrow(d, 0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first, last = (at(1) - at(0)) / h, (at(-1) - at(-2)) / h
+        else:
+            first = (-1.5 * at(0) + 2 * at(1) - 0.5 * at(2)) / h
+            last = (0.5 * at(-3) - 2 * at(-2) + 1.5 * at(-1)) / h
+        out.append(cat([first, inside, last], d))
+    return tuple(out)
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):  # noqa: A002
+    # counts in the bins of a D-dimensional histogram of the rows of input (..., D); values only
+    data = input._array.reshape(-1, input.shape[-1])
+    bins = bins.tolist() if isinstance(bins, Tensor) else bins
+    if range is not None:
+        range = list(zip(range[0::2], range[1::2]))  # noqa: A001
+    w = None if weight is None else weight._array.reshape(-1)
+    hist, edges = np.histogramdd(data, bins=bins, range=range, weights=w, density=density)
+    return Tensor._make(hist.astype(input.dtype)), tuple(Tensor._make(e.astype(input.dtype)) for e in edges)

@@ -294,3 +294,47 @@ class ReplicationPad1d(_Pad1d):
 
 class CircularPad1d(_Pad1d):
     mode = "circular"
+
+
+class EmbeddingBag(Module):
+    """Embedding followed by a sum, mean or max over each bag of ids (F.embedding_bag); N(0, 1) init."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
+        self.include_last_offset, self.padding_idx, self.max_norm = include_last_offset, padding_idx, max_norm
+        self.weight = Parameter(creation.randn(num_embeddings, embedding_dim, dtype=dtype) if _weight is None
+                                else _weight)
+        if padding_idx is not None:
+            self.weight._array[padding_idx] = 0
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, mode=self.mode,
+                               per_sample_weights=per_sample_weights, include_last_offset=self.include_last_offset,
+                               padding_idx=self.padding_idx)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+
+
+class LinearCrossEntropyLoss(Module):
+    """A linear layer (no bias by default) and cross_entropy in one module, as PyTorch's."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
+                 reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        super().__init__()
+        if out_features:
+            raise NotImplementedError("LinearCrossEntropyLoss: out_features is not supported by minigrad")
+        self.in_features, self.num_classes = in_features, num_classes
+        self.reduction, self.ignore_index, self.label_smoothing = reduction, ignore_index, label_smoothing
+        bound = 1 / np.sqrt(in_features)
+        self.weight = Parameter(creation.empty(num_classes, in_features, dtype=dtype).uniform_(-bound, bound))
+        self.bias = Parameter(creation.empty(num_classes, dtype=dtype).uniform_(-bound, bound)) if bias else None
+        self.register_buffer("class_weight", weight)
+
+    def forward(self, input, target):
+        return F.linear_cross_entropy(input, self.weight, target, linear_bias=self.bias, weight=self.class_weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing)

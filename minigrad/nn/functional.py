@@ -650,3 +650,52 @@ def bilinear(input1, input2, weight, bias=None):
     """y_k = x1^T W_k x2 + b_k: weight (out, in1, in2)."""
     out = ops.einsum("...i,kij,...j->...k", input1, weight, input2)
     return out if bias is None else out + bias
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): PyTorch's fused form, composed
+    (ignore_index None ignores no class)."""
+    logits = linear(input, linear_weight, linear_bias)
+    if logits.ndim > 2:  # (N, ..., C) -> the class dim second, as cross_entropy takes it
+        logits = logits.movedim(-1, 1)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """The sum, mean or max of the embeddings of each bag of ids: a 2-D input is one bag per row, a 1-D
+    input is cut into bags at `offsets`. Composed: the rows looked up, then added into their bag."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if max_norm is not None:
+        raise NotImplementedError("embedding_bag: max_norm (renormalising the weight in place) is not supported "
+                                  "by minigrad")
+    ids = input._array if isinstance(input, Tensor) else np.asarray(input)
+    if ids.ndim == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: offsets must be None for a 2-D input (one bag per row)")
+        bag_of = np.repeat(np.arange(ids.shape[0]), ids.shape[1])
+        n_bags, ids = ids.shape[0], ids.reshape(-1)
+    else:
+        starts = (offsets._array if isinstance(offsets, Tensor) else np.asarray(offsets)).astype(np.int64)
+        if include_last_offset:
+            starts = starts[:-1]
+        n_bags = len(starts)
+        bag_of = np.searchsorted(starts, np.arange(len(ids)), side="right") - 1
+    if per_sample_weights is not None and mode != "sum":
+        raise ValueError("embedding_bag: per_sample_weights is only supported for mode='sum'")
+    keep = np.ones(len(ids), dtype=bool) if padding_idx is None else ids != (padding_idx % weight.shape[0])
+    rows = embedding(Tensor._make(ids[keep]), weight)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1)[Tensor._make(np.flatnonzero(keep))].unsqueeze(1)
+    bag = Tensor._make(np.broadcast_to(bag_of[keep][:, None], rows.shape).copy())
+    empty = weight.new_zeros(n_bags, weight.shape[1])
+    if mode == "max":
+        return empty.scatter_reduce(0, bag, rows, "amax", include_self=False)
+    total = empty.scatter_add(0, bag, rows)
+    if mode == "sum":
+        return total
+    counts = np.bincount(bag_of[keep], minlength=n_bags).astype(weight.dtype)
+    return total / Tensor._make(np.maximum(counts, 1)[:, None])

@@ -6,7 +6,8 @@ higher orders (minigrad/tensor_methods.py says how).
     unary.py        exp log sqrt tanh relu abs sign clamp sin cos erf rsqrt, dtype casts, isnan isinf
     transcendental.py  sinh cosh asin acos atan asinh acosh atanh log1p expm1 atan2
     rounding.py     floor ceil trunc round (gradient 0), rounded division, fmod remainder
-    gamma.py        lgamma digamma polygamma (one primitive: each the derivative of the one before), erfc erfinv
+    gamma.py        lgamma digamma polygamma (one primitive: each the derivative of the one before), erfc erfinv,
+                    i0 (and its derivative i1), igamma igammac
     reduction.py    sum mean prod amax amin max min argmax argmin any all
     scan.py         cumsum
     norm.py         vector p-norms

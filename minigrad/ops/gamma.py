@@ -13,6 +13,7 @@ import numpy as np
 from ..function import Function
 from . import special
 from .unary import _floating
+from .util import promote
 
 # B_2k / (2k) for the asymptotic series of digamma: psi(x) ~ log x - 1/(2x) - sum_k B_2k / (2k x^2k)
 _BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)
@@ -202,3 +203,130 @@ def mvlgamma(input, p):
     for j in range(p):
         total = lgamma(x - j / 2) + total
     return total
+
+
+# ---- the modified Bessel functions I0, I1 (i0's derivative is I1), and the incomplete gamma functions ----
+def _i1_array(x):
+    """I1(x): its power series sum_k (x/2)^(2k+1) / (k! (k+1)!) for |x| <= 15, the asymptotic series
+    e^|x| / sqrt(2 pi |x|) (1 - 3/(8|x|) - ...) beyond (I1 is odd)."""
+    x = np.asarray(x, dtype=np.float64)
+    a = np.abs(x)
+    with np.errstate(all="ignore"):
+        half = np.minimum(a, 15.0) / 2
+        term = half.copy()
+        series = term.copy()
+        for k in range(1, 60):
+            term = term * half * half / (k * (k + 1))
+            series = series + term
+        big = np.maximum(a, 15.0)
+        term, asymptotic = np.ones_like(big), np.ones_like(big)
+        for k in range(1, 30):  # term_k = term_{k-1} * -(4 - (2k-1)^2) / (8 k x)
+            term = term * -(4.0 - (2 * k - 1) ** 2) / (8.0 * k * big)
+            asymptotic = asymptotic + term
+        asymptotic = asymptotic * np.exp(big) / np.sqrt(2 * math.pi * big)
+        out = np.where(a <= 15.0, series, asymptotic)
+    return np.copysign(out, x)
+
+
+class I0(Function, arrays=True):
+    @staticmethod
+    def forward(ctx, x):
+        # y = I0(x) = sum_k (x/2)^(2k) / (k!)^2
+        ctx.save_for_backward(x)
+        return np.i0(x).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d I0(x)/dx = I1(x)
+        (x,) = ctx.saved_tensors
+        return grad * I1.apply(x)
+
+
+class I1(Function, arrays=True):
+    @staticmethod
+    def forward(ctx, x):
+        # y = I1(x) = sum_k (x/2)^(2k+1) / (k! (k+1)!)
+        ctx.save_for_backward(x)
+        return _i1_array(x).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d I1(x)/dx = I0(x) - I1(x) / x   (1/2 at x = 0: the stand-in x = 1 keeps 0/0 out)
+        (x,) = ctx.saved_tensors
+        zero = x == 0
+        safe = np.where(zero, 1.0, x)
+        return grad * np.where(zero, 0.5, I0.apply(x) - I1.apply(safe) / safe)
+
+
+def _lower_incomplete_series(a, x):
+    # P(a, x) = e^-x x^a / Gamma(a + 1) sum_n x^n / ((a + 1) ... (a + n))
+    term = np.ones_like(x) / a
+    total = term.copy()
+    for n in range(1, 300):
+        term = term * x / (a + n)
+        total = total + term
+    return total * np.exp(a * np.log(x) - x - _lgamma(a))
+
+
+def _upper_incomplete_fraction(a, x):
+    # Q(a, x) = e^-x x^a / Gamma(a) * 1 / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...)), by Lentz's method
+    tiny = 1e-300
+    b = x + 1 - a
+    c = np.full_like(x, 1 / tiny)
+    d = 1 / np.where(b == 0, tiny, b)
+    h = d.copy()
+    for i in range(1, 300):
+        an = -i * (i - a)
+        b = b + 2
+        d = an * d + b
+        d = 1 / np.where(np.abs(d) < tiny, tiny, d)
+        c = b + an / c
+        c = np.where(np.abs(c) < tiny, tiny, c)
+        h = h * d * c
+    return h * np.exp(a * np.log(x) - x - _lgamma(a))
+
+
+def _regularized_gamma(a, x, upper):
+    a, x = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
+    with np.errstate(all="ignore"):
+        use_series = x < a + 1
+        series = _lower_incomplete_series(a, np.where(use_series, x, 0.5))
+        fraction = _upper_incomplete_fraction(a, np.where(use_series, a + 2, x))
+        lower = np.where(use_series, series, 1 - fraction)
+        upper_value = np.where(use_series, 1 - series, fraction)
+        out = upper_value if upper else lower
+        out = np.where(x == 0, 1.0 if upper else 0.0, out)
+        out = np.where(x == math.inf, 0.0 if upper else 1.0, out)
+        return np.where((a <= 0) | (x < 0) | np.isnan(a) | np.isnan(x), math.nan, out)
+
+
+class RegularizedGamma(Function, arrays=True):
+    """P(a, x) = gamma(a, x) / Gamma(a) (igamma), or Q = 1 - P (igammac, with upper)."""
+
+    @staticmethod
+    def forward(ctx, a, x, upper):
+        # y = P(a, x) = (1/Gamma(a)) int_0^x t^(a-1) e^-t dt,  or Q(a, x) = 1 - P(a, x)
+        ctx.save_for_backward(a, x)
+        ctx.upper = upper
+        return _regularized_gamma(a, x, upper).astype(np.result_type(a, x))
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dP/dx = x^(a-1) e^-x / Gamma(a) = -dQ/dx; no derivative in a (as PyTorch)
+        a, x = ctx.saved_tensors
+        density = np.exp((a - 1) * np.log(x) - x - Polygamma.apply(a, -1))
+        return None, grad * (-density if ctx.upper else density), None
+
+
+def i0(input):
+    return I0.apply(_floating(input))
+
+
+def igamma(input, other):
+    a, x = promote(input, other)
+    return RegularizedGamma.apply(_floating(a), _floating(x), False)
+
+
+def igammac(input, other):
+    a, x = promote(input, other)
+    return RegularizedGamma.apply(_floating(a), _floating(x), True)

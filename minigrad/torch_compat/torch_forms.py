@@ -6,7 +6,10 @@ an integer (0 none, 1 mean, 2 sum), `torch.embedding(weight, indices)` with the 
 x.sin_(). Each is a line here that calls minigrad's own op.
 """
 import inspect
+import sys
 
+from ..tensor import PRINT_OPTIONS
+from ..autograd import anomaly
 from ..nn import functional as F
 from ..ops.util import refuse_out
 
@@ -25,8 +28,9 @@ TAKES_OUT = (
     "row_stack", "nansum", "nanmean", "median", "nanmedian", "kthvalue", "mode",
     "msort", "quantile", "nanquantile", "histc", "histogram", "bucketize", "searchsorted", "std_mean", "var_mean",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "gcd",
-    "lcm", "logical_xor", "ldexp", "nextafter", "frexp", "tensordot", "logspace", "range", "normal",
+    "lcm", "logical_xor", "ldexp", "nextafter", "frexp", "tensordot", "cross", "logspace", "range", "normal",
     "bernoulli", "aminmax", "cov", "renorm", "ger", "lgamma", "digamma", "polygamma", "erfc", "erfinv", "mvlgamma",
+    "i0", "igamma", "igammac",
 )
 
 
@@ -74,7 +78,7 @@ def method_function(name):
 
 METHOD_FUNCTIONS = (
     "moveaxis", "movedim", "t", "select", "unflatten", "detach", "detach_", "is_floating_point", "is_nonzero",
-    "is_same_size", "is_signed", "renorm",
+    "is_same_size", "is_signed", "renorm", "index_reduce",
 )
 
 
@@ -84,7 +88,7 @@ INPLACE_FUNCTIONS = (
     "deg2rad_", "erf_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "log10_", "log1p_", "log2_", "log_",
     "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_",
     "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_", "fill_",
-    "addmv_", "erfc_", "gcd_", "lcm_", "ldexp_", "index_put_",
+    "addmv_", "erfc_", "gcd_", "lcm_", "ldexp_", "index_put_", "i0_",
 )
 
 
@@ -187,3 +191,33 @@ def hardshrink(input, lambd=0.5):
 
 def bilinear(input1, input2, weight, bias=None):
     return F.bilinear(input1, input2, weight, bias)
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """How tensors print (PyTorch's options, passed to NumPy's array2string); profile "default", "short", "full"."""
+    options = PRINT_OPTIONS
+    if profile is not None:
+        options.clear()
+        options.update({"default": {"precision": 4}, "short": {"precision": 2, "threshold": 1000, "edgeitems": 2},
+                        "full": {"precision": 4, "threshold": sys.maxsize}}[profile])
+    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                        ("max_line_width", linewidth)):
+        if value is not None:
+            options[name] = value
+    if sci_mode is not None:
+        options["suppress_small"] = not sci_mode
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    anomaly.set_detect_anomaly(enabled)
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """torch.embedding_bag (ATen's form: the weight first, mode 0 sum, 1 mean, 2 max): (output, and three
+    bookkeeping tensors PyTorch's backward uses, here empty)."""
+    mode = {0: "sum", 1: "mean", 2: "max"}.get(mode, mode)
+    out = F.embedding_bag(indices, weight, offsets, mode=mode, per_sample_weights=per_sample_weights,
+                          include_last_offset=include_last_offset, padding_idx=padding_idx)
+    empty = out.new_zeros(0).long()
+    return out, empty, empty, empty

@@ -1,4 +1,5 @@
 """torch.nn.modules.loss: the losses as modules (minigrad/nn/loss.py)."""
+from ...nn.activations import LinearCrossEntropyLoss
 from ...nn.loss import (
     BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss,
     HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, MarginRankingLoss,
@@ -7,6 +8,7 @@ from ...nn.loss import (
 )
 
 __all__ = [
+    "LinearCrossEntropyLoss",
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss",
     "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss",
     "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "NLLLoss2d",
