@@ -23,7 +23,8 @@ from .creation import (
     ones_like, rand, randint, randn, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like,
 )
 from .creation import (  # PyTorch's legacy constructors: mg.LongTensor([1, 2]), x.type(mg.FloatTensor)
-    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+    ShortTensor,
 )
 from .torch_compat.device import device, get_default_device, set_default_device
 from .dtype import (
@@ -98,7 +99,8 @@ from .creation import (
 )
 from .torch_compat.torch_forms import (
     alpha_dropout, alpha_dropout_, bilinear, binary_cross_entropy_with_logits, celu, celu_, cosine_embedding_loss,
-    dropout, dropout_, embedding, embedding_bag, feature_alpha_dropout, feature_alpha_dropout_, hardshrink, hinge_embedding_loss,
+    dropout, dropout_, embedding, embedding_bag, feature_alpha_dropout, feature_alpha_dropout_, hardshrink,
+    hinge_embedding_loss,
     kl_div, margin_ranking_loss, poisson_nll_loss, prelu, rrelu, rrelu_, selu, selu_, threshold, threshold_,
     triplet_margin_loss,
 )

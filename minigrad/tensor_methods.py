@@ -1179,7 +1179,8 @@ FUNCTION_METHODS = {
     **{name: getattr(_gamma, name) for name in (
         "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "i0", "igamma", "igammac")},
     "polygamma": lambda self, n: _gamma.polygamma(n, self),
-    "dist": _distances.dist, "renorm": _distances.renorm, "cross": _arrangement.cross, "ger": _ops.outer, "logical_and": _ops.logical_and, "logical_or": _ops.logical_or,
+    "dist": _distances.dist, "renorm": _distances.renorm, "cross": _arrangement.cross, "ger": _ops.outer,
+    "logical_and": _ops.logical_and, "logical_or": _ops.logical_or,
     "hardshrink": lambda self, lambd=0.5: _activations.hardshrink(self, lambd),
     "prelu": lambda self, weight: _activations.prelu(self, weight),
     "diag": _matrices.diag, "fix": _rounding.trunc, "multiply": _arithmetic.mul, "subtract": _arithmetic.sub,

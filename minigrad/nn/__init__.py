@@ -27,10 +27,10 @@ from .layers import (
     GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
 )
 from .activations import (
-    CELU, ELU, GLU, SELU, AlphaDropout, EmbeddingBag, LinearCrossEntropyLoss, Bilinear, CircularPad1d, ConstantPad1d, CosineSimilarity, FeatureAlphaDropout,
-    Hardshrink, Hardsigmoid, ReflectionPad1d, ReplicationPad1d, ZeroPad1d,
-    Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, PairwiseDistance, PReLU, ReLU6, RReLU, Softmax2d, Softmin,
-    Softplus, Softshrink, Softsign, Tanhshrink, Threshold, Unflatten,
+    CELU, ELU, GLU, SELU, AlphaDropout, Bilinear, CircularPad1d, ConstantPad1d, CosineSimilarity, EmbeddingBag,
+    FeatureAlphaDropout, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LinearCrossEntropyLoss, LogSigmoid,
+    Mish, PairwiseDistance, PReLU, ReflectionPad1d, ReLU6, ReplicationPad1d, RReLU, Softmax2d, Softmin, Softplus,
+    Softshrink, Softsign, Tanhshrink, Threshold, Unflatten, ZeroPad1d,
 )
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .loss import (
