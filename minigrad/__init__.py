@@ -23,11 +23,13 @@ from .creation import (
     ones_like, rand, randint, randn, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like,
 )
 from .creation import (  # PyTorch's legacy constructors: mg.LongTensor([1, 2]), x.type(mg.FloatTensor)
-    BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+    ShortTensor,
 )
 from .torch_compat.device import device, get_default_device, set_default_device
 from .dtype import (
-    float16, float32, float64, int8, int16, int32, int64, uint8, get_default_dtype, set_default_dtype,
+    float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, get_default_dtype,
+    set_default_dtype,
 )
 from .dtype import bfloat16  # a name only: NumPy has no bfloat16, so making a tensor of it is refused
 from .dtype import bool_ as bool  # noqa: A001  (PyTorch's name: mg.bool)
@@ -47,6 +49,63 @@ from .ops import (  # the wider torch.* surface: tests/test_ops_torch_surface.py
     roll, rsqrt, scatter, scatter_add, sin, sort, topk, unbind,
 )
 from .composites.activations import sigmoid
+from .ops.transcendental import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, expm1, log1p, sinh
+from .ops.transcendental import (  # NumPy's names, which PyTorch keeps as aliases
+    acos as arccos, acosh as arccosh, asin as arcsin, asinh as arcsinh, atan as arctan, atan2 as arctan2,
+    atanh as arctanh,
+)
+from .ops.gamma import digamma, erfc, erfinv, i0, igamma, igammac, lgamma, mvlgamma, polygamma
+from .ops.rounding import ceil, floor, fmod, remainder, round, trunc  # noqa: A004
+from .ops.rounding import trunc as fix
+from .composites.elementwise_math import (
+    copysign, deg2rad, exp2, float_power, fmax, fmin, frac, heaviside, hypot, isfinite, isneginf, isposinf, lerp,
+    log2, log10, logaddexp, logaddexp2, logit, nan_to_num, rad2deg, reciprocal, signbit, sinc, square, tan, xlogy,
+)
+from .composites.arithmetic import (
+    add, addbmm, addcdiv, addcmul, addmm, addmv, addr, baddbmm, chain_matmul, clamp_max, clamp_min, div,
+    floor_divide, mul, mv, negative, positive, rsub, sub, true_divide,
+)
+from .composites.arithmetic import div as divide, mul as multiply, sub as subtract
+from .composites.matrices import diag, diag_embed, diagflat, diagonal, dot, inner, trace, vdot
+from .composites.scans import cummax, cummin, cumprod, logcumsumexp
+from .composites.distances import (
+    cdist, cosine_similarity, dist, frobenius_norm, norm_except_dim, pairwise_distance, pdist, renorm,
+)
+from .composites.matrices import tensordot
+from .ops import eq, ge, gt, le, logical_and, logical_not, logical_or, lt, ne, neg, sign
+from .ops import ge as greater_equal, gt as greater, le as less_equal, lt as less, ne as not_equal
+from .ops import abs as absolute, clamp as clip, sign as sgn
+from .ops import cat as concat, cat as concatenate, outer as ger, transpose as swapaxes, transpose as swapdims
+from .composites.arrangement import (
+    atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, broadcast_to, cartesian_prod,
+    column_stack, combinations, diagonal_scatter, diff, dsplit, dstack, fliplr, flipud, hsplit, hstack,
+    index_copy, index_put, kron, masked_scatter, meshgrid, put, ravel, rot90, scatter_reduce, select_scatter,
+    slice_scatter, take, take_along_dim, tensor_split, tile, vsplit, vstack,
+)
+from .composites.arrangement import cross, fill, gradient, histogramdd, unravel_index
+from .composites.arrangement import vstack as row_stack
+from .composites.statistics import aminmax, corrcoef, count_nonzero, cov, nanmean, nansum, std_mean, var_mean
+from .composites.counting import (
+    argwhere, bincount, bucketize, cumulative_trapezoid, histc, histogram, isin, kthvalue, median, mode, msort,
+    nanmedian, nanquantile, quantile, searchsorted, trapezoid, unique, unique_consecutive, vander,
+)
+from .composites.counting import trapezoid as trapz
+from .composites.bitwise import (
+    bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor, frexp, gcd, lcm,
+    ldexp, logical_xor, nextafter,
+)
+from .creation import (
+    asarray, bernoulli, binomial, logspace, normal, poisson, rand_like, randint_like, randn_like, range, scalar_tensor,
+)
+from .torch_compat.torch_forms import (
+    alpha_dropout, alpha_dropout_, bilinear, binary_cross_entropy_with_logits, celu, celu_, cosine_embedding_loss,
+    dropout, dropout_, embedding, embedding_bag, feature_alpha_dropout, feature_alpha_dropout_, hardshrink,
+    hinge_embedding_loss,
+    kl_div, margin_ranking_loss, poisson_nll_loss, prelu, rrelu, rrelu_, selu, selu_, threshold, threshold_,
+    triplet_margin_loss,
+)
+from .torch_compat.torch_forms import set_anomaly_enabled, set_printoptions
+from .torch_compat import torch_forms as _torch_forms
 from . import tensor_methods  # noqa: F401  (puts PyTorch's method table on Tensor)
 from .composites.softmax import log_softmax, logsumexp, softmax
 from .composites.statistics import std, var
@@ -84,5 +143,14 @@ half = float16
 long = int64
 int = int32  # noqa: A001
 short = int16
+
+for _name in _torch_forms.INPLACE_FUNCTIONS + _torch_forms.METHOD_FUNCTIONS:  # torch.sin_(x) is x.sin_(), ...
+    globals()[_name] = _torch_forms.method_function(_name)
+del _name
+_torch_forms.refuse_out_everywhere(globals())  # out= refused with minigrad's message, as by its other ops
+
+# PyTorch's constants (torch.inf in masked_fill(mask, -torch.inf), torch.pi in GELU's tanh form, ...)
+from math import e, inf, nan, pi  # noqa: E402
+newaxis = None  # x[:, torch.newaxis] is x[:, None]
 
 __version__ = "0.1.0"

@@ -307,6 +307,84 @@ class _TensorType:
 
 
 HalfTensor, FloatTensor, DoubleTensor = (_TensorType(d) for d in (_dtype.float16, _dtype.float32, _dtype.float64))
+CharTensor, ShortTensor = _TensorType(_dtype.int8), _TensorType(_dtype.int16)
+
+
+def BFloat16Tensor(*args, **kwargs):  # noqa: N802  (PyTorch's name)
+    """PyTorch's bfloat16 constructor: refused, as NumPy has no bfloat16."""
+    raise TypeError(f"BFloat16Tensor: {_dtype.bfloat16.advice}")
 ByteTensor, IntTensor, LongTensor, BoolTensor = (
     _TensorType(d) for d in (_dtype.uint8, _dtype.int32, _dtype.int64, _dtype.bool_)
 )
+
+
+# ---- more of PyTorch's creation functions -----------------------------------------------------------
+def rand_like(t, *, dtype=None, device=None, requires_grad=False, generator=None):
+    return rand(*t.shape, generator=generator, dtype=_like(t, dtype, device, "rand_like"), requires_grad=requires_grad)
+
+
+def randn_like(t, *, dtype=None, device=None, requires_grad=False, generator=None):
+    return randn(*t.shape, generator=generator, dtype=_like(t, dtype, device, "randn_like"),
+                 requires_grad=requires_grad)
+
+
+def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, t.shape, generator=generator, dtype=_like(t, dtype, device, "randint_like"),
+                   requires_grad=requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None, requires_grad=False):
+    """base^x for `steps` evenly spaced x from start to end, both included."""
+    _refuse_out(out, "logspace")
+    check_device(device, "logspace")
+    values = np.logspace(float(start), float(end), int(steps), base=base)
+    return _new(values.astype(_float_dtype(dtype)), requires_grad)
+
+
+def range(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):  # noqa: A001
+    """PyTorch's deprecated range: like arange, but `end` included, and floats by default."""
+    _refuse_out(out, "range")
+    if end is None:
+        start, end = 0, start
+    count = int(np.floor((end - start) / step)) + 1
+    values = start + step * np.arange(max(count, 0), dtype=np.float64)
+    return _new(values.astype(_float_dtype(dtype)), requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    check_device(device, "scalar_tensor")
+    return _new(np.asarray(s, dtype=_float_dtype(dtype)), requires_grad)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """A tensor of obj, sharing memory with it where it can (a Tensor of the same dtype, a NumPy array)."""
+    check_device(device, "asarray")
+    if isinstance(obj, Tensor):
+        out = obj if dtype is None or _dtype.to_dtype(dtype) == obj.dtype else obj.to(dtype)
+        out = out.clone() if copy else out
+    elif isinstance(obj, np.ndarray) and not copy and (dtype is None or np.dtype(_dtype.to_dtype(dtype)) == obj.dtype):
+        out = from_numpy(obj)
+    else:
+        out = tensor(obj, dtype=dtype)
+    return out.requires_grad_() if requires_grad else out
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """1 with probability input (or p), else 0, in input's dtype."""
+    _refuse_out(out, "bernoulli")
+    rng = _random.numpy_generator(generator, "bernoulli")
+    probability = input._array if p is None else p
+    return _new((rng.random(input.shape) < probability).astype(input.dtype), False)
+
+
+def poisson(input, generator=None):
+    """Draws from Poisson(rate) for each rate in input, in input's dtype."""
+    rng = _random.numpy_generator(generator, "poisson")
+    return _new(rng.poisson(input._array).astype(input.dtype), False)
+
+
+def binomial(count, prob, generator=None):
+    rng = _random.numpy_generator(generator, "binomial")
+    return _new(rng.binomial(count._array.astype(np.int64), prob._array).astype(prob.dtype), False)

@@ -6,6 +6,8 @@ are plain NumPy arrays; only a leaf's `.grad` is wrapped in a Tensor, which has 
 create_graph=True the same walk carries Tensors instead and records every op's backward, so the
 gradients have a history of their own (Function.backward_recorded).
 """
+import weakref
+
 import numpy as np
 
 from . import grad_mode
@@ -118,6 +120,31 @@ def register_hook(tensor, hook):
     handle = RemovableHandle(tensor._hooks)  # ids are unique forever: a stale handle removes nothing else
     tensor._hooks[handle.id] = hook  # dicts keep insertion order: hooks run in registration order
     return handle
+
+
+# Hooks that run after a leaf's .grad has been accumulated (Tensor.register_post_accumulate_grad_hook):
+# id(leaf) -> (a weak reference to the leaf, {handle id: hook}), so that a dead leaf's id reused by a new
+# tensor finds no hooks.
+_post_accumulate_hooks = {}
+
+
+def register_post_accumulate_grad_hook(tensor, hook):
+    from .utils.hooks import RemovableHandle
+
+    ref, hooks = _post_accumulate_hooks.get(id(tensor), (None, None))
+    if ref is None or ref() is not tensor:
+        ref, hooks = weakref.ref(tensor), {}
+        _post_accumulate_hooks[id(tensor)] = (ref, hooks)
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def _run_post_accumulate_hooks(tensor):
+    ref, hooks = _post_accumulate_hooks.get(id(tensor), (None, None))
+    if ref is not None and ref() is tensor:
+        for hook in list(hooks.values()):
+            hook(tensor)
 
 
 def run_hooks(tensor, grad):
@@ -278,6 +305,8 @@ def _walk(root, gradient, retain_graph, create_graph, inputs):
             _accumulate_recorded(tensor, grad)
         else:
             _accumulate(tensor, grad)
+        if _post_accumulate_hooks:
+            _run_post_accumulate_hooks(tensor)
 
 
 def _recorded_backward(node, output, grad):

@@ -98,6 +98,8 @@ def _type_name(dtype):
 # change such a view in place, and its history is never derived again.
 _ONE_OF_SEVERAL = "one of several views"
 
+# How tensors print: NumPy's array2string options, which minigrad.set_printoptions changes (as torch's)
+PRINT_OPTIONS = {"precision": 4}
 
 class Tensor:
     __slots__ = ("_array", "_requires_grad", "grad", "_grad_fn", "_retains_grad", "name", "_vc", "_hooks", "_base",
@@ -477,8 +479,8 @@ class Tensor:
         self._retains_grad = True
 
     # ---- printing ---------------------------------------------------------------------------
-    def __repr__(self):
-        body = np.array2string(self._array, separator=", ", prefix="tensor(", precision=4)
+    def __repr__(self):  # (PRINT_OPTIONS: set by minigrad.set_printoptions)
+        body = np.array2string(self._array, separator=", ", prefix="tensor(", **PRINT_OPTIONS)
         extras = []
         if self.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
             extras.append(f"dtype={self.dtype}")

@@ -42,8 +42,19 @@ from .ops import precision as _precision
 from . import random as _random
 from .autograd.backprop import backward as _backward
 from .composites import activations as _activations
+from .composites import arithmetic as _arithmetic
+from .composites import arrangement as _arrangement
+from .composites import bitwise as _bitwise
+from .composites import counting as _counting
+from .composites import distances as _distances
+from .composites import elementwise_math as _math
+from .composites import matrices as _matrices
+from .composites import scans as _scans
 from .composites import softmax as _softmax
 from .composites import statistics as _statistics
+from .ops import gamma as _gamma
+from .ops import rounding as _rounding
+from .ops import transcendental as _transcendental
 from .errors import DtypeError, NoGraphFormula, ShapeError
 from .tensor import Tensor, _as_array, _needs_grad, _sizes, _type_name
 from .torch_compat import device as _device
@@ -303,7 +314,7 @@ class _Methods:
 
     def div_(self, other, *, rounding_mode=None):
         if rounding_mode is not None:
-            raise NotImplementedError(f"div_: rounding_mode={rounding_mode!r} is not supported by minigrad")
+            return self._inplace_op("div_", lambda t, o: t.div(o, rounding_mode=rounding_mode), other)
         other = self._checked_operand("div_", other)
         return self._inplace_op("div_", lambda t, o: t / o, other, array_op=np.true_divide)
 
@@ -408,6 +419,95 @@ class _Methods:
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         return _random.multinomial(self, num_samples, replacement, generator=generator)
+
+    def _fill_with_draws(self, op, draw):
+        """Fill with draw(rng, shape) from minigrad's seeded generator (the other random fills, as uniform_)."""
+        self._check_raw_write(op)
+        values = draw(_random.default_generator(), self.shape)
+        return self._inplace(op, lambda a: np.copyto(a, values, casting="unsafe"))
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        self._check_float("exponential_")
+        return self._fill_with_draws("exponential_", lambda rng, shape: rng.exponential(1.0 / lambd, shape))
+
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        self._check_float("cauchy_")
+        return self._fill_with_draws("cauchy_", lambda rng, shape: median + sigma * rng.standard_cauchy(shape))
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        self._check_float("log_normal_")
+        return self._fill_with_draws("log_normal_", lambda rng, shape: rng.lognormal(mean, std, shape))
+
+    def geometric_(self, p, *, generator=None):
+        return self._fill_with_draws("geometric_", lambda rng, shape: rng.geometric(p, shape))
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        probability = p._array if isinstance(p, Tensor) else p
+        return self._fill_with_draws("bernoulli_", lambda rng, shape: rng.random(shape) < probability)
+
+    def bernoulli(self, p=None, *, generator=None):
+        probability = self._array if p is None else p
+        return Tensor._make((_random.default_generator().random(self.shape) < probability).astype(self.dtype))
+
+    def random_(self, low=0, high=None, *, generator=None):
+        """Integers drawn uniformly from [low, high) (random_(high) is [0, high); none: the dtype's range)."""
+        if high is None:
+            low, high = (0, low) if low else (0, 2 ** 24 if self.dtype.kind == "f" else np.iinfo(self.dtype).max)
+        return self._fill_with_draws("random_", lambda rng, shape: rng.integers(low, high, shape))
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """The main diagonal (every dim's index equal) set to fill_value; for a tall matrix, wrap restarts it."""
+        if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) != 1):
+            raise ValueError(f"fill_diagonal_: expects a 2-d tensor or one with all dims equal, got shape {self.shape}")
+        mask = np.zeros(self.shape, dtype=bool)
+        if self.ndim == 2:
+            flat = mask.reshape(-1)
+            step = self.shape[1] + 1
+            end = flat.size if wrap else min(self.shape) * self.shape[1]
+            flat[:end:step] = True
+        else:
+            mask[(np.arange(self.shape[0]),) * self.ndim] = True
+        return self.masked_fill_(mask, fill_value)
+
+    @property
+    def retains_grad(self):
+        """Whether retain_grad() was called on this non-leaf tensor (a leaf keeps its .grad anyway: False)."""
+        return bool(self._retains_grad) and self.grad_fn is not None
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call hook(tensor) after a leaf's .grad has been accumulated in backward."""
+        if self.grad_fn is not None or not self.requires_grad:
+            raise RuntimeError("register_post_accumulate_grad_hook: only supported on leaf tensors that require grad")
+        return engine.register_post_accumulate_grad_hook(self, hook)
+
+    def as_subclass(self, cls):
+        """This tensor's data and history viewed as an instance of a Tensor subclass."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass: expects a subclass of Tensor, got {cls!r}")
+        out = Tensor._make(self._array)
+        out.__class__ = cls
+        return out
+
+    def is_set_to(self, tensor):
+        """Whether both tensors use the same memory with the same shape and strides."""
+        a, b = self._array, tensor._array
+        return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+                and a.strides == b.strides)
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        """index_add's reduction form: source's slices reduced into the slices at index ('prod' refused,
+        'mean', 'amax', 'amin' as scatter_reduce)."""
+        d = _ops.normalize_dim(dim, self.ndim, "index_reduce")
+        ix = index._array if isinstance(index, Tensor) else np.asarray(index)
+        shape = [1] * source.ndim
+        shape[d] = -1
+        expanded = Tensor._make(np.ascontiguousarray(np.broadcast_to(ix.reshape(shape), source.shape)))
+        return _arrangement.scatter_reduce(self, d, expanded, source, reduce, include_self=include_self)
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        return self._inplace_op("index_reduce_", lambda t, s: t.index_reduce(dim, index, s, reduce,
+                                                                             include_self=include_self), source,
+                                check_shapes=False)
 
     def _check_float(self, op):
         if self.dtype.kind != "f":
@@ -628,8 +728,26 @@ class _Methods:
     def mul(self, other):
         return _ops.mul(self, other)
 
-    def div(self, other):
-        return _ops.div(self, other)
+    def div(self, other, *, rounding_mode=None):
+        return _arithmetic.div(self, other, rounding_mode=rounding_mode)
+
+    def __mod__(self, other):
+        return _rounding.remainder(self, other)
+
+    def __rmod__(self, other):
+        return _rounding.remainder(other, self)
+
+    def __floordiv__(self, other):
+        return _arithmetic.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _arithmetic.floor_divide(other, self)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
 
     def pow(self, exponent):
         return _ops.pow(self, exponent)
@@ -912,6 +1030,58 @@ class _Methods:
     def equal(self, other):
         return _ops.equal(self, other)
 
+    # ---- facts about the tensor, and the dtype conversions PyTorch has names for ----------------------
+    @property
+    def is_cpu(self):
+        return True  # minigrad's one device
+
+    def is_signed(self):
+        return self.dtype.kind in "if"
+
+    def is_floating_point(self):
+        return self.dtype.kind == "f"
+
+    def is_nonzero(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"is_nonzero: a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return bool(self._array.reshape(()))
+
+    def is_same_size(self, other):
+        return self.shape == other.shape
+
+    @property
+    def itemsize(self):
+        return self._array.itemsize
+
+    @property
+    def nbytes(self):
+        return self._array.nbytes
+
+    def ndimension(self):
+        return self.ndim
+
+    def byte(self):
+        return self.to(_dtype.uint8)
+
+    def char(self):
+        return self.to(_dtype.int8)
+
+    def short(self):
+        return self.to(_dtype.int16)
+
+    def detach_(self):
+        """Detach in place: this tensor becomes a leaf without history (as PyTorch's detach_)."""
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def sum_to_size(self, *size):
+        """The sum over the dims along which `size` broadcasts to this tensor's shape."""
+        size = _sizes(size, "sum_to_size")
+        lead = self.ndim - len(size)
+        dims = tuple(range(lead)) + tuple(lead + k for k, s in enumerate(size) if s == 1 and self.shape[lead + k] != 1)
+        return self.sum(dims, keepdim=True).reshape(*size) if dims else self
+
     # augmented assignment is in place, as in PyTorch (`a -= lr * a.grad` under no_grad keeps a a leaf);
     # @= is not: PyTorch has no __imatmul__, so Python rebinds a = a @ b
     __iadd__ = add_
@@ -939,7 +1109,13 @@ def _ufuncs(ops):
         np.equal: _ops.eq, np.not_equal: _ops.ne, np.less: _ops.lt, np.less_equal: _ops.le,
         np.greater: _ops.gt, np.greater_equal: _ops.ge, np.logical_and: _ops.logical_and,
         np.logical_or: _ops.logical_or, np.logical_not: _ops.logical_not, np.isnan: _ops.isnan,
-        np.isinf: _ops.isinf,
+        np.isinf: _ops.isinf, np.isfinite: _math.isfinite, np.signbit: _math.signbit,
+        np.floor: _rounding.floor, np.ceil: _rounding.ceil, np.trunc: _rounding.trunc,
+        np.floor_divide: _arithmetic.floor_divide, np.fmod: _rounding.fmod, np.remainder: _rounding.remainder,
+        np.sinh: _transcendental.sinh, np.cosh: _transcendental.cosh, np.tan: _math.tan,
+        np.arcsin: _transcendental.asin, np.arccos: _transcendental.acos, np.arctan: _transcendental.atan,
+        np.arcsinh: _transcendental.asinh, np.arccosh: _transcendental.acosh, np.arctanh: _transcendental.atanh,
+        np.log1p: _transcendental.log1p, np.expm1: _transcendental.expm1, np.arctan2: _transcendental.atan2,
     }
 
 
@@ -1043,6 +1219,85 @@ def array_function(self, func, types, args, kwargs):
     )
 
 
+# ---- methods that are a function of the same name with the tensor as its first argument -------------
+# (x.sinh() is sinh(x), x.lerp(end, w) is lerp(x, end, w)); each name in INPLACE_FORMS also gets its
+# in-place form on the one in-place road: x.sinh_() = x._inplace_op("sinh_", lambda t: t.sinh()).
+FUNCTION_METHODS = {
+    **{name: getattr(_transcendental, name) for name in (
+        "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log1p", "expm1", "atan2")},
+    **{name: getattr(_rounding, name) for name in ("floor", "ceil", "trunc", "round", "fmod", "remainder")},
+    **{name: getattr(_math, name) for name in (
+        "tan", "log2", "log10", "exp2", "reciprocal", "square", "frac", "deg2rad", "rad2deg", "lerp", "logaddexp",
+        "logaddexp2", "xlogy", "hypot", "copysign", "sinc", "logit", "fmax", "fmin", "nan_to_num", "float_power",
+        "heaviside", "signbit", "isfinite", "isposinf", "isneginf")},
+    **{name: getattr(_arithmetic, name) for name in (
+        "true_divide", "floor_divide", "negative", "positive", "clamp_min", "clamp_max", "addcmul", "addcdiv",
+        "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr")},
+    **{name: getattr(_matrices, name) for name in (
+        "diagonal", "diag_embed", "diagflat", "trace", "dot", "vdot", "inner", "unfold")},
+    **{name: getattr(_scans, name) for name in ("cumprod", "cummax", "cummin", "logcumsumexp")},
+    **{name: getattr(_arrangement, name) for name in (
+        "broadcast_to", "tensor_split", "hsplit", "vsplit", "dsplit", "tile", "ravel", "rot90", "fliplr", "flipud",
+        "take", "take_along_dim", "kron", "diff", "select_scatter", "slice_scatter", "diagonal_scatter",
+        "index_copy", "masked_scatter", "put", "index_put", "scatter_reduce")},
+    **{name: getattr(_statistics, name) for name in (
+        "nansum", "nanmean", "count_nonzero", "aminmax", "cov", "corrcoef")},
+    **{name: getattr(_counting, name) for name in (
+        "histc", "histogram", "bincount", "unique", "unique_consecutive", "argwhere", "median", "nanmedian",
+        "kthvalue", "mode", "msort", "quantile", "nanquantile")},
+    **{name: getattr(_bitwise, name) for name in (
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+        "gcd", "lcm", "logical_xor", "frexp", "ldexp", "nextafter")},
+    **{name: getattr(_gamma, name) for name in (
+        "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "i0", "igamma", "igammac")},
+    "polygamma": lambda self, n: _gamma.polygamma(n, self),
+    "dist": _distances.dist, "renorm": _distances.renorm, "cross": _arrangement.cross, "ger": _ops.outer,
+    "logical_and": _ops.logical_and, "logical_or": _ops.logical_or,
+    "hardshrink": lambda self, lambd=0.5: _activations.hardshrink(self, lambd),
+    "prelu": lambda self, weight: _activations.prelu(self, weight),
+    "diag": _matrices.diag, "fix": _rounding.trunc, "multiply": _arithmetic.mul, "subtract": _arithmetic.sub,
+    "divide": _arithmetic.div, "arcsin": _transcendental.asin, "arccos": _transcendental.acos,
+    "arctan": _transcendental.atan, "arcsinh": _transcendental.asinh, "arccosh": _transcendental.acosh,
+    "arctanh": _transcendental.atanh, "arctan2": _transcendental.atan2, "maximum": _ops.maximum,
+    "minimum": _ops.minimum, "sgn": _ops.sign, "sign": _ops.sign, "greater": _ops.gt, "greater_equal": _ops.ge,
+    "less": _ops.lt, "less_equal": _ops.le, "not_equal": _ops.ne, "where": lambda self, condition, other:
+    _ops.where(condition, self, other), "absolute": _ops.abs, "logical_not": _ops.logical_not,
+}
+INPLACE_FORMS = (
+    "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "log1p", "expm1", "atan2", "floor", "ceil",
+    "trunc", "round", "fmod", "remainder", "tan", "log2", "log10", "exp2", "reciprocal", "square", "frac",
+    "deg2rad", "rad2deg", "lerp", "xlogy", "hypot", "copysign", "sinc", "logit", "nan_to_num", "float_power",
+    "heaviside", "true_divide", "floor_divide", "negative", "clamp_min", "clamp_max", "addcmul", "addcdiv", "addmm",
+    "addmv", "addbmm", "baddbmm", "addr", "cumprod", "fix", "multiply", "subtract", "divide", "arcsin", "arccos",
+    "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "sgn", "sign", "absolute", "greater", "greater_equal",
+    "less", "less_equal", "not_equal", "eq", "ne", "lt", "le", "gt", "ge", "sin", "cos", "erf", "rsqrt",
+    "logical_not", "tril", "triu", "index_add", "index_copy", "masked_scatter", "put", "index_put",
+    "scatter_reduce", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "gcd", "lcm", "logical_xor", "logical_and", "logical_or", "ldexp", "nextafter", "cumsum",
+    "renorm", "lgamma", "digamma", "erfc", "erfinv", "mvlgamma", "polygamma", "i0", "igamma", "igammac",
+)
+
+
+def _function_method(name, function):
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = function.__doc__
+    return method
+
+
+def _inplace_form(name):
+    def method(self, *args, **kwargs):
+        # the tensors among the arguments are the op's operands, so that the graph is recorded when one
+        # of them requires grad
+        return self._inplace_op(name + "_", lambda t, *operands: getattr(t, name)(*operands, **kwargs), *args,
+                                check_shapes=False)
+
+    method.__name__ = method.__qualname__ = name + "_"
+    return method
+
+
 def install():
     """Put the methods on Tensor (once, when minigrad is imported)."""
     # (__hash__: Python sets it to None in a class body that defines __eq__; Tensor keeps its own)
@@ -1050,6 +1305,10 @@ def install():
     for name, value in vars(_Methods).items():
         if name not in skip:
             setattr(Tensor, name, value)
+    for name, function in FUNCTION_METHODS.items():
+        setattr(Tensor, name, _function_method(name, function))
+    for name in INPLACE_FORMS:
+        setattr(Tensor, name + "_", _inplace_form(name))
     Tensor.__array_ufunc__ = array_ufunc
     Tensor.__array_function__ = array_function
 

@@ -60,6 +60,30 @@ CENSUS = {
         scaled_dot_product_attention cross_entropy nll_loss kl_div mse_loss l1_loss
         binary_cross_entropy_with_logits pad one_hot normalize
     """),
+    "torch math and scans (#33)": ("", """
+        inf nan pi e newaxis add sub mul div true_divide floor_divide remainder fmod copysign floor ceil round trunc
+        frac sign sgn tan sinh cosh asin acos atan atan2 asinh acosh atanh log2 log10 log1p exp2 expm1 lerp
+        logaddexp xlogy hypot reciprocal cumprod cummax cummin logcumsumexp diagonal diag_embed diag trace dot vdot
+        inner isclose
+    """),
+    "Tensor math and scans (#33)": ("Tensor", """
+        floor ceil round trunc frac fmod remainder tan sinh cosh asin acos atan atan2 log2 log10 log1p exp2 expm1
+        lerp logaddexp xlogy hypot reciprocal cumprod cummax cummin logcumsumexp diagonal diag_embed trace dot
+        unfold floor_ log1p_ lerp_ reciprocal_
+    """),
+    "F activations and losses (#33)": ("nn.functional", """
+        elu selu celu softplus softsign mish hardtanh hardswish hardsigmoid leaky_relu relu6 logsigmoid tanhshrink
+        softshrink hardshrink glu prelu rrelu threshold gumbel_softmax softmin binary_cross_entropy huber_loss
+        smooth_l1_loss cosine_similarity pairwise_distance triplet_margin_loss margin_ranking_loss
+        hinge_embedding_loss soft_margin_loss multilabel_soft_margin_loss poisson_nll_loss gaussian_nll_loss
+        cosine_embedding_loss
+    """),
+    "nn activations and losses (#33)": ("nn", """
+        ELU SELU CELU Softplus Softsign Mish Hardtanh Hardswish Hardsigmoid LeakyReLU ReLU6 LogSigmoid Tanhshrink
+        Softshrink Hardshrink GLU PReLU RReLU Threshold Softmin Softmax2d CosineSimilarity PairwiseDistance
+        Unflatten BCELoss HuberLoss SmoothL1Loss SoftMarginLoss MultiLabelSoftMarginLoss PoissonNLLLoss
+        GaussianNLLLoss MarginRankingLoss HingeEmbeddingLoss CosineEmbeddingLoss TripletMarginLoss
+    """),
     "nn.init": ("nn.init", """
         normal_ uniform_ zeros_ ones_ constant_ xavier_uniform_ xavier_normal_ kaiming_uniform_ kaiming_normal_
         trunc_normal_ orthogonal_

@@ -4,9 +4,12 @@
                     UninitializedParameter
     layers.py       Linear, Embedding, LayerNorm, Dropout, Identity, Flatten, ReLU, GELU, SiLU, Tanh,
                     Sigmoid, Softmax, LogSoftmax
+    activations.py  the other activations (ELU, Softplus, Hardtanh, LeakyReLU, Mish, PReLU, ...), Softmin,
+                    CosineSimilarity, PairwiseDistance, Unflatten, AlphaDropout, Bilinear
     lazy.py         LazyLinear and LazyModuleMixin: in_features read from the first input
     containers.py   Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
-    loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss
+    loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss, BCELoss,
+                    HuberLoss, SmoothL1Loss and the margin, ranking and likelihood losses
     functional.py   the stateless forms and losses (cross_entropy, mse_loss, pad, ...);  init.py initialisers
     masks.py        PyTorch's two mask conventions, and the one place minigrad converts between them
     attention.py    scaled dot-product attention and MultiheadAttention: the one attention implementation
@@ -27,7 +30,18 @@ from .layers import (
     GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
 )
 from .lazy import LazyLinear, LazyModuleMixin
+from .activations import (
+    CELU, ELU, GLU, SELU, AlphaDropout, Bilinear, CircularPad1d, ConstantPad1d, CosineSimilarity, EmbeddingBag,
+    FeatureAlphaDropout, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LinearCrossEntropyLoss, LogSigmoid,
+    Mish, PairwiseDistance, PReLU, ReflectionPad1d, ReLU6, ReplicationPad1d, RReLU, Softmax2d, Softmin, Softplus,
+    Softshrink, Softsign, Tanhshrink, Threshold, Unflatten, ZeroPad1d,
+)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
+from .loss import (
+    BCELoss, CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, MarginRankingLoss,
+    MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss2d, PoissonNLLLoss, SmoothL1Loss,
+    SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
+)
 from .module import Module
 from .parameter import Parameter, UninitializedParameter
 from .positional import PositionalEncoding

@@ -4,6 +4,7 @@ This module checks the arguments and calls the composites (minigrad/composites/:
 the activations and losses, each with its kernel) and the primitives (embedding, dropout, pad).
 Attention is in attention.py.
 """
+import functools
 import warnings
 
 import numpy as np
@@ -11,13 +12,14 @@ import numpy as np
 from .. import ops
 from ..errors import ShapeError
 from ..function import named_node
-from ..composites import activations, losses, normalization, softmax as _softmax
+from ..composites import activations, distances, losses, normalization, softmax as _softmax
 from ..composites.linear import linear as _linear
 from ..ops.dropout import dropout  # noqa: F401  (F.dropout)
 from ..ops.embedding import Embedding
 from ..ops.pad import ConstantPad
 from ..ops.precision import lower_precision
-from ..ops.util import require_floating, result_dtype
+from ..ops.util import normalize_dim, require_floating, result_dtype
+from .. import random as _random
 from ..tensor import Tensor
 from ..composites.attention import scaled_dot_product_attention, scaled_dot_product_attention_with_weights  # noqa: F401
 
@@ -276,11 +278,17 @@ def _broadcasts_to(shape, target):
     return len(shape) <= len(target) and all(s in (1, t) for s, t in zip(shape[::-1], target[::-1]))
 
 
+_NUMPY_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
 def pad(input, pad, mode="constant", value=None):
     """Pad with `value` (0 by default): `pad` = (before, after) amounts for the last dim, then the one
-    before it, ... as PyTorch; negative amounts crop. Differentiable. Only mode "constant"."""
+    before it, ... as PyTorch; negative amounts crop. Differentiable. Modes "reflect", "replicate" and
+    "circular" repeat the input's own elements instead (read through an index: their gradients add up)."""
     if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported by minigrad, only 'constant'")
+        if mode not in _NUMPY_PAD_MODES:
+            raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
+        return _pad_by_index(input, tuple(int(p) for p in pad), mode)
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError(
@@ -294,6 +302,28 @@ def pad(input, pad, mode="constant", value=None):
         if input.shape[d] + before + after < 0:
             raise ValueError(f"pad: padding {pad} would give dim {d} of input {input.shape} a negative size")
     return ConstantPad.apply(input, tuple(widths), 0.0 if value is None else value)
+
+
+def _pad_by_index(input, pad, mode):
+    # each padded dim read at the indices NumPy's pad modes give for arange(n): reflect 2 1 | 0 1 2 3 | 2 1,
+    # replicate 0 0 | 0 1 2 3 | 3 3, circular 2 3 | 0 1 2 3 | 0 1
+    if len(pad) % 2 or len(pad) // 2 > input.ndim - 1:
+        raise ValueError(f"pad: mode {mode!r} pads at most the last {input.ndim - 1} dims of a {input.ndim}-d input "
+                         f"(the first is the batch or channel dim), got padding {pad}")
+    out = input
+    for k in range(len(pad) // 2):
+        d = input.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        n = input.shape[d]
+        if mode == "reflect" and max(before, after) >= n:
+            raise ValueError(f"pad: reflect padding of ({before}, {after}) must be less than the size {n} of dim {d}")
+        if mode == "circular" and max(before, after) > n - max(-before, 0) - max(-after, 0):
+            raise ValueError(f"pad: circular padding of ({before}, {after}) wraps around more than once for dim {d} "
+                             f"of size {n}")
+        kept = np.arange(n)[max(-before, 0): n - max(-after, 0)]  # a negative amount crops first, as PyTorch
+        index = np.pad(kept, (max(before, 0), max(after, 0)), mode=_NUMPY_PAD_MODES[mode])
+        out = out[(slice(None),) * d + (index,)]
+    return out
 
 
 def one_hot(tensor, num_classes=-1):
@@ -318,3 +348,361 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     if not p > 0 or p == float("inf"):
         raise ValueError(f"normalize: p must be a positive finite number, got {p}")
     return normalization.normalize(input, p, ops.normalize_dim(dim, input.ndim, "normalize"), float(eps))
+
+
+# ---- the other activations: checked here, composed in minigrad/composites/activations.py ---------------
+def _activation(op, input, inplace, compute):
+    """compute(input), or, with inplace=True, written into input on the one in-place road (as PyTorch)."""
+    require_floating(input, op)
+    if inplace:
+        return input._inplace_op(op + "_", compute)
+    return compute(input)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _activation("elu", input, inplace, lambda t: activations.elu(t, alpha))
+
+
+def selu(input, inplace=False):
+    return _activation("selu", input, inplace, activations.selu)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0 (the negative branch divides by it)")
+    return _activation("celu", input, inplace, lambda t: activations.celu(t, alpha))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _activation("softplus", input, False, lambda t: activations.softplus(t, beta, threshold))
+
+
+def softsign(input):
+    return _activation("softsign", input, False, activations.softsign)
+
+
+def mish(input, inplace=False):
+    return _activation("mish", input, inplace, activations.mish)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
+    return _activation("hardtanh", input, inplace, lambda t: activations.hardtanh(t, min_val, max_val))
+
+
+def relu6(input, inplace=False):
+    return _activation("relu6", input, inplace, activations.relu6)
+
+
+def hardsigmoid(input, inplace=False):
+    return _activation("hardsigmoid", input, inplace, activations.hardsigmoid)
+
+
+def hardswish(input, inplace=False):
+    return _activation("hardswish", input, inplace, activations.hardswish)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _activation("leaky_relu", input, inplace, lambda t: activations.leaky_relu(t, negative_slope))
+
+
+def logsigmoid(input):
+    return _activation("logsigmoid", input, False, activations.logsigmoid)
+
+
+def tanhshrink(input):
+    return _activation("tanhshrink", input, False, activations.tanhshrink)
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambda must be greater or equal to 0, but found to be {lambd}")
+    return _activation("softshrink", input, False, lambda t: activations.softshrink(t, lambd))
+
+
+def hardshrink(input, lambd=0.5):
+    return _activation("hardshrink", input, False, lambda t: activations.hardshrink(t, lambd))
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _activation("threshold", input, inplace, lambda t: activations.threshold(t, threshold, value))
+
+
+def glu(input, dim=-1):
+    d = normalize_dim(dim, input.ndim, "glu")
+    if input.ndim == 0 or input.shape[d] % 2:
+        raise ShapeError(f"glu: halving only works on an even number of elements, got size {input.shape[d] if input.ndim else 0} "
+                         f"along dim {dim} of shape {input.shape}")
+    return _activation("glu", input, False, lambda t: activations.glu(t, d))
+
+
+def prelu(input, weight):
+    if weight.numel() != 1 and (input.ndim < 2 or weight.numel() != input.shape[1]):
+        raise ShapeError(f"prelu: weight of {weight.numel()} elements must be 1 or match the channel dim (dim 1) "
+                         f"of input shape {input.shape}")
+    return _activation("prelu", input, False, lambda t: activations.prelu(t, weight))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    return _activation("rrelu", input, inplace, lambda t: activations.rrelu(t, lower, upper, training))
+
+
+def relu_(input):
+    return input.relu_()
+
+
+elu_ = functools.partial(elu, inplace=True)
+selu_ = functools.partial(selu, inplace=True)
+celu_ = functools.partial(celu, inplace=True)
+hardtanh_ = functools.partial(hardtanh, inplace=True)
+leaky_relu_ = functools.partial(leaky_relu, inplace=True)
+rrelu_ = functools.partial(rrelu, inplace=True)
+threshold_ = functools.partial(threshold, inplace=True)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input): the weights favour the smallest values."""
+    if dim is None:
+        dim = 0 if input.ndim in (0, 1, 3) else 1  # PyTorch's legacy choice of dim
+    if dtype is not None:
+        input = input.to(dtype)
+    return _softmax.softmax(-input, dim)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g drawn from Gumbel(0, 1); hard: the one-hot of its argmax in the
+    forward pass, the soft sample's gradient in the backward pass (the straight-through estimator)."""
+    require_floating(logits, "gumbel_softmax")
+    exponential = _random.default_generator().exponential(1.0, logits.shape).astype(logits.dtype)
+    gumbels = -np.log(exponential)
+    soft = _softmax.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    d = normalize_dim(dim, logits.ndim, "gumbel_softmax")
+    index = soft._array.argmax(axis=d)
+    hard_sample = (np.expand_dims(index, d) == np.arange(logits.shape[d]).reshape(
+        (-1,) + (1,) * (logits.ndim - d - 1))).astype(logits.dtype)
+    return hard_sample - soft.detach() + soft
+
+
+# ---- the other losses: checked and reduced here, composed in minigrad/composites/losses.py ------------
+def _loss(op, input, target, size_average, reduce, reduction):
+    reduction = _reduction(op, size_average, reduce, reduction)
+    require_floating(input, op)
+    return reduction
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(y log p + (1 - y) log(1 - p)) of probabilities p = input, each log clamped at -100 (as PyTorch)."""
+    reduction = _loss("binary_cross_entropy", input, target, size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"binary_cross_entropy: using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same size.")
+    data = input._array
+    if np.any((data < 0) | (data > 1)):
+        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    loss = losses.binary_cross_entropy(input, target)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """(x - y)^2 / 2 where |x - y| < delta, delta (|x - y| - delta / 2) beyond: quadratic near 0, linear far."""
+    reduction = _loss("huber_loss", input, target, None, None, reduction)
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    loss = losses.huber(input, target, delta)
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """(x - y)^2 / (2 beta) where |x - y| < beta, |x - y| - beta / 2 beyond (huber_loss / beta)."""
+    reduction = _loss("smooth_l1_loss", input, target, size_average, reduce, reduction)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    return _reduce(losses.smooth_l1(input, target, beta), reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x)) for labels y = ±1."""
+    reduction = _loss("soft_margin_loss", input, target, size_average, reduce, reduction)
+    return _reduce(losses.soft_margin(input, target), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """The mean over classes of the binary cross-entropies of sigmoid(x_c) against labels y_c in {0, 1}."""
+    reduction = _loss("multilabel_soft_margin_loss", input, target, size_average, reduce, reduction)
+    return _reduce(losses.multilabel_soft_margin(input, target, weight), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """The negative log-likelihood of target under Poisson(rate), rate = exp(input) (log_input) or input."""
+    reduction = _loss("poisson_nll_loss", input, target, size_average, reduce, reduction)
+    return _reduce(losses.poisson_nll(input, target, log_input, full, eps), reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """The negative log-likelihood of target under N(input, var), var clamped at eps (its gradient is not)."""
+    reduction = _loss("gaussian_nll_loss", input, target, None, None, reduction)
+    if not isinstance(var, Tensor):
+        var = Tensor._make(np.full(input.shape, float(var), dtype=input.dtype))
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:  # one variance per row: (N, D) input, (N,) var
+            var = var.unsqueeze(-1)
+        elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1):
+            raise ValueError(f"gaussian_nll_loss: var of shape {var.shape} fits neither input {input.shape}, "
+                             "input without its last dim, nor input with a last dim of 1")
+    if np.any(var._array < 0):
+        raise ValueError("gaussian_nll_loss: var has negative entry/entries")
+    return _reduce(losses.gaussian_nll(input, target, var, full, eps), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -y (x1 - x2) + margin): x1 should rank above x2 where y = 1, below where y = -1."""
+    reduction = _loss("margin_ranking_loss", input1, target, size_average, reduce, reduction)
+    return _reduce(losses.margin_ranking(input1, input2, target, margin), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """x where y = 1, max(0, margin - x) where y = -1 (x typically a distance)."""
+    reduction = _loss("hinge_embedding_loss", input, target, size_average, reduce, reduction)
+    return _reduce(losses.hinge_embedding(input, target, margin), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1 (cosine along the last dim)."""
+    reduction = _loss("cosine_embedding_loss", input1, target, size_average, reduce, reduction)
+    return _reduce(losses.cosine_embedding(input1, input2, target, margin), reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with d the pairwise p-norm distance."""
+    reduction = _loss("triplet_margin_loss", anchor, positive, size_average, reduce, reduction)
+    distance = functools.partial(distances.pairwise_distance, p=p, eps=eps)
+    return _reduce(losses.triplet_margin(anchor, positive, negative, margin, distance, swap), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """triplet_margin_loss with any distance (pairwise_distance by default)."""
+    reduction = _loss("triplet_margin_with_distance_loss", anchor, positive, None, None, reduction)
+    distance = distance_function or distances.pairwise_distance
+    return _reduce(losses.triplet_margin(anchor, positive, negative, margin, distance, swap), reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """The multi-class hinge loss: sum over wrong classes c of max(0, margin - x_target + x_c)^p / C."""
+    reduction = _loss("multi_margin_loss", input, target, size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 supported, got {p}")
+    target_data = _class_ids("multi_margin_loss", input, target)
+    _check_class_range("multi_margin_loss", target_data, input.shape[-1], None)
+    return _reduce(losses.multi_margin(input, target_data, p, margin, weight), reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """The multi-label hinge loss; each row of target lists class ids, ended by the first -1."""
+    reduction = _loss("multilabel_margin_loss", input, target, size_average, reduce, reduction)
+    target_data = target._array if isinstance(target, Tensor) else np.asarray(target)
+    if target_data.shape != input.shape:
+        raise ShapeError(f"multilabel_margin_loss: target shape {target_data.shape} must equal input shape {input.shape}")
+    return _reduce(losses.multilabel_margin(input, target_data), reduction)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along dim."""
+    return distances.cosine_similarity(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p along the last dim."""
+    return distances.pairwise_distance(x1, x2, p, eps, keepdim)
+
+
+def pdist(input, p=2):
+    return distances.pdist(input, p)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's mean 0 and variance 1: dropped units take SELU's negative saturation value,
+    then an affine map restores the moments (Klambauer et al., 2017)."""
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0
+    alpha_prime = -1.7580993408473766  # -scale * alpha of SELU
+    keep = _random.default_generator().random(input.shape) >= p
+    a = ((1 - p) * (1 + p * alpha_prime ** 2)) ** -0.5
+    b = -a * alpha_prime * p
+    return ops.where(keep, input, alpha_prime) * a + b
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout that drops whole channels (dim 1), the same mask over the rest."""
+    if not training or p == 0:
+        return input
+    alpha_prime = -1.7580993408473766
+    shape = input.shape[:2] + (1,) * (input.ndim - 2)
+    keep = _random.default_generator().random(shape) >= p
+    a = ((1 - p) * (1 + p * alpha_prime ** 2)) ** -0.5
+    b = -a * alpha_prime * p
+    return ops.where(keep, input, alpha_prime) * a + b
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_k = x1^T W_k x2 + b_k: weight (out, in1, in2)."""
+    out = ops.einsum("...i,kij,...j->...k", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): PyTorch's fused form, composed
+    (ignore_index None ignores no class)."""
+    logits = linear(input, linear_weight, linear_bias)
+    if logits.ndim > 2:  # (N, ..., C) -> the class dim second, as cross_entropy takes it
+        logits = logits.movedim(-1, 1)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """The sum, mean or max of the embeddings of each bag of ids: a 2-D input is one bag per row, a 1-D
+    input is cut into bags at `offsets`. Composed: the rows looked up, then added into their bag."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    if max_norm is not None:
+        raise NotImplementedError("embedding_bag: max_norm (renormalising the weight in place) is not supported "
+                                  "by minigrad")
+    ids = input._array if isinstance(input, Tensor) else np.asarray(input)
+    if ids.ndim == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: offsets must be None for a 2-D input (one bag per row)")
+        bag_of = np.repeat(np.arange(ids.shape[0]), ids.shape[1])
+        n_bags, ids = ids.shape[0], ids.reshape(-1)
+    else:
+        starts = (offsets._array if isinstance(offsets, Tensor) else np.asarray(offsets)).astype(np.int64)
+        if include_last_offset:
+            starts = starts[:-1]
+        n_bags = len(starts)
+        bag_of = np.searchsorted(starts, np.arange(len(ids)), side="right") - 1
+    if per_sample_weights is not None and mode != "sum":
+        raise ValueError("embedding_bag: per_sample_weights is only supported for mode='sum'")
+    keep = np.ones(len(ids), dtype=bool) if padding_idx is None else ids != (padding_idx % weight.shape[0])
+    rows = embedding(Tensor._make(ids[keep]), weight)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1)[Tensor._make(np.flatnonzero(keep))].unsqueeze(1)
+    bag = Tensor._make(np.broadcast_to(bag_of[keep][:, None], rows.shape).copy())
+    empty = weight.new_zeros(n_bags, weight.shape[1])
+    if mode == "max":
+        return empty.scatter_reduce(0, bag, rows, "amax", include_self=False)
+    total = empty.scatter_add(0, bag, rows)
+    if mode == "sum":
+        return total
+    counts = np.bincount(bag_of[keep], minlength=n_bags).astype(weight.dtype)
+    return total / Tensor._make(np.maximum(counts, 1)[:, None])

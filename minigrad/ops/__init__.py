@@ -4,6 +4,10 @@ higher orders (minigrad/tensor_methods.py says how).
 
     elementwise.py  + - * / ** maximum minimum, comparisons, isclose allclose equal
     unary.py        exp log sqrt tanh relu abs sign clamp sin cos erf rsqrt, dtype casts, isnan isinf
+    transcendental.py  sinh cosh asin acos atan asinh acosh atanh log1p expm1 atan2
+    rounding.py     floor ceil trunc round (gradient 0), rounded division, fmod remainder
+    gamma.py        lgamma digamma polygamma (one primitive: each the derivative of the one before), erfc erfinv,
+                    i0 (and its derivative i1), igamma igammac
     reduction.py    sum mean prod amax amin max min argmax argmin any all
     scan.py         cumsum
     norm.py         vector p-norms
@@ -21,7 +25,8 @@ higher orders (minigrad/tensor_methods.py says how).
     precision.py    rounding to bfloat16/float16 in float32 storage; the CPU autocast region that applies it
 
 util.py holds dim normalisation and dtype promotion; special.py the erf that erf and GELU use. The ops
-built from these (softmax, layer norm, the losses, ...) are in minigrad/composites/.
+built from these (softmax, layer norm, the losses, the activations, most math functions, ...) are in
+minigrad/composites/.
 """
 from .elementwise import (
     add, allclose, div, eq, equal, ge, gt, isclose, le, logical_and, logical_not, logical_or, lt, maximum,

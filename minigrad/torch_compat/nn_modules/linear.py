@@ -1,10 +1,11 @@
-"""torch.nn.modules.linear: Linear, Identity (minigrad/nn/layers.py), LazyLinear (minigrad/nn/lazy.py), and
-NonDynamicallyQuantizableLinear."""
+"""torch.nn.modules.linear: Linear and Identity (minigrad/nn/layers.py), LazyLinear (minigrad/nn/lazy.py),
+Bilinear (minigrad/nn/activations.py), and NonDynamicallyQuantizableLinear."""
+from ...nn.activations import Bilinear
 from ...nn.layers import Identity, Linear
 from ...nn.lazy import LazyLinear
 from ..device import check_device
 
-__all__ = ["Identity", "LazyLinear", "Linear", "NonDynamicallyQuantizableLinear"]
+__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear", "NonDynamicallyQuantizableLinear"]
 
 
 class NonDynamicallyQuantizableLinear(Linear):

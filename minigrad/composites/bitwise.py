@@ -1,0 +1,59 @@
+"""Bitwise and integer arithmetic (and, or, xor, not, shifts, gcd, lcm), logical xor, and the float
+bit-level helpers frexp, ldexp and nextafter. Integers have no gradient: these return tensors without a
+graph, except ldexp, which is x * 2^e and differentiable in x."""
+import numpy as np
+
+from ..errors import DtypeError
+from ..ops.util import promote
+from ..tensor import Tensor
+
+
+def _arrays(a, b):
+    a, b = promote(a, b)
+    return (a._array if isinstance(a, Tensor) else a), (b._array if isinstance(b, Tensor) else b)
+
+
+def _integer_op(np_op, name):
+    def op(input, other):
+        a, b = _arrays(input, other)
+        if np.result_type(a, b).kind == "f":
+            raise DtypeError(f"{name}: expects integer or bool tensors, got {np.result_type(a, b)}")
+        return Tensor._make(np.asarray(np_op(a, b)))
+
+    op.__name__ = name
+    return op
+
+
+bitwise_and = _integer_op(np.bitwise_and, "bitwise_and")
+bitwise_or = _integer_op(np.bitwise_or, "bitwise_or")
+bitwise_xor = _integer_op(np.bitwise_xor, "bitwise_xor")
+bitwise_left_shift = _integer_op(np.left_shift, "bitwise_left_shift")
+bitwise_right_shift = _integer_op(np.right_shift, "bitwise_right_shift")
+gcd = _integer_op(np.gcd, "gcd")
+lcm = _integer_op(np.lcm, "lcm")
+
+
+def bitwise_not(input):
+    if input.dtype.kind == "f":
+        raise DtypeError(f"bitwise_not: expects an integer or bool tensor, got {input.dtype}")
+    return Tensor._make(np.invert(input._array))
+
+
+def logical_xor(input, other):
+    a, b = _arrays(input, other)
+    return Tensor._make(np.asarray(np.logical_xor(a, b)))
+
+
+def frexp(input):
+    mantissa, exponent = np.frexp(input._array)
+    return Tensor._make(mantissa), Tensor._make(exponent.astype(np.int32))
+
+
+def ldexp(input, other):
+    # input * 2^other (differentiable in input)
+    return input * (2.0 ** (other.to(input.dtype) if isinstance(other, Tensor) else other))
+
+
+def nextafter(input, other):
+    a, b = _arrays(input, other)
+    return Tensor._make(np.asarray(np.nextafter(a, b)))

@@ -1,0 +1,131 @@
+"""Rounding and the remainders: floor, ceil, trunc, round, rounded division, fmod and remainder.
+
+The rounding functions are steps: flat between their jumps, so their derivative is 0 (PyTorch's too),
+and their results still carry a graph node, so `x.floor().sum().backward()` gives x a zero gradient as
+in PyTorch. The remainders a - q b (q the rounded quotient) have derivative 1 in a and -q in b.
+"""
+import numpy as np
+
+from ..errors import DtypeError
+from ..function import Function
+from ..tensor import Tensor
+from .util import promote, result_dtype
+
+_ROUNDINGS = {"floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.round}
+
+
+class Rounded(Function, arrays=True):
+    """floor, ceil, trunc or round (half to even, as PyTorch) of x."""
+
+    @staticmethod
+    def forward(ctx, x, how):
+        # y = floor(x), ceil(x), trunc(x) or round(x): the integer below, above, towards 0, nearest
+        return _ROUNDINGS[how](x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # a step function is flat between its jumps: dy/dx = 0
+        return np.zeros_like(grad), None
+
+
+class RoundedDivide(Function, arrays=True):
+    """a / b rounded towards 0 ("trunc") or down ("floor"), as div(a, b, rounding_mode=...)."""
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        # y = trunc(a / b) or floor(a / b); integers divide exactly, as Python's // does for floor
+        if mode == "floor":
+            return np.floor_divide(a, b)
+        if np.result_type(a, b).kind == "f":
+            return np.trunc(np.true_divide(a, b))
+        quotient = np.floor_divide(np.abs(a), np.abs(b))
+        return np.where((a < 0) != (b < 0), -quotient, quotient)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # a rounded quotient is a step function of a and of b: both derivatives are 0
+        return np.zeros_like(grad), np.zeros_like(grad), None
+
+
+class Fmod(Function, arrays=True):
+    @staticmethod
+    def forward(ctx, a, b):
+        # y = a - trunc(a / b) b: the remainder with the sign of a (C's fmod)
+        ctx.save_for_backward(a, b)
+        return np.fmod(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dy/da = 1, dy/db = -trunc(a / b)
+        a, b = ctx.saved_tensors
+        return grad, -grad * np.trunc(a / b)
+
+
+class Remainder(Function, arrays=True):
+    @staticmethod
+    def forward(ctx, a, b):
+        # y = a - floor(a / b) b: the remainder with the sign of b (Python's %)
+        ctx.save_for_backward(a, b)
+        return np.remainder(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dy/da = 1, dy/db = -floor(a / b)  (the floored quotient as Python's // computes it)
+        a, b = ctx.saved_tensors
+        return grad, -grad * np.floor_divide(a, b)
+
+
+def _rounded(x, how):
+    if x.dtype.kind != "f":
+        return x.clone()  # an integer is already whole (PyTorch returns a copy)
+    return Rounded.apply(x, how)
+
+
+def floor(input):
+    return _rounded(input, "floor")
+
+
+def ceil(input):
+    return _rounded(input, "ceil")
+
+
+def trunc(input):
+    return _rounded(input, "trunc")
+
+
+def round(input, *, decimals=0):  # noqa: A001  (PyTorch's name)
+    """Round half to even; with decimals, to that many decimal places (round(x * 10^d) / 10^d, as PyTorch)."""
+    if decimals == 0:
+        return _rounded(input, "round")
+    if input.dtype.kind != "f":
+        raise DtypeError(f"round: decimals={decimals} needs a floating point tensor, got {input.dtype}")
+    scale = 10.0 ** decimals
+    return _rounded(input * scale, "round") / scale
+
+
+def _operands(a, b, op):
+    a, b = promote(a, b)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise TypeError(f"{op}: expects a tensor among its operands, got {type(a).__name__} and {type(b).__name__}")
+    if result_dtype(a, b).kind != "f":
+        b_data = b._array if isinstance(b, Tensor) else np.asarray(b)
+        if np.any(b_data == 0):
+            raise ZeroDivisionError(f"{op}: integer division by zero (divisor {b_data.tolist()!s:.60})")
+    return a, b
+
+
+def fmod(input, other):
+    """The remainder of input / other with input's sign: input - trunc(input / other) * other."""
+    return Fmod.apply(*_operands(input, other, "fmod"))
+
+
+def remainder(input, other):
+    """The remainder of input / other with other's sign (Python's %): input - floor(input / other) * other."""
+    return Remainder.apply(*_operands(input, other, "remainder"))
+
+
+def rounded_divide(input, other, mode, op="div"):
+    """input / other rounded towards 0 (mode "trunc") or down (mode "floor"), in the operands' dtype."""
+    if mode not in ("trunc", "floor"):
+        raise ValueError(f"{op}: rounding_mode must be None, 'trunc' or 'floor', got {mode!r}")
+    return RoundedDivide.apply(*_operands(input, other, op), mode)

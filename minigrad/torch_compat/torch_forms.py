@@ -1,0 +1,223 @@
+"""The torch.* forms of ops that minigrad keeps elsewhere, in PyTorch's torch-level signatures.
+
+PyTorch exposes many nn.functional ops again under `torch` with their ATen signatures: the reduction as
+an integer (0 none, 1 mean, 2 sum), `torch.embedding(weight, indices)` with the weight first,
+`torch.dropout(input, p, train)`. And every in-place method has a function form: torch.sin_(x) is
+x.sin_(). Each is a line here that calls minigrad's own op.
+"""
+import inspect
+import sys
+
+from ..tensor import PRINT_OPTIONS
+from ..autograd import anomaly
+from ..nn import functional as F
+from ..ops.util import refuse_out
+
+_REDUCTION = {0: "none", 1: "mean", 2: "sum"}
+
+# torch-level functions that take PyTorch's out= (minigrad refuses it, as its other ops do: refuse_out)
+TAKES_OUT = (
+    "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "log1p", "expm1", "arcsin", "arccos",
+    "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "floor", "ceil", "trunc", "round", "fix", "fmod",
+    "remainder", "tan", "log2", "log10", "exp2", "reciprocal", "square", "frac", "deg2rad", "rad2deg", "lerp",
+    "logaddexp", "logaddexp2", "xlogy", "hypot", "copysign", "sinc", "logit", "fmax", "fmin", "nan_to_num",
+    "float_power", "heaviside", "signbit", "isposinf", "isneginf", "add", "sub", "mul", "div", "true_divide",
+    "floor_divide", "multiply", "subtract", "divide", "negative", "clamp_min", "clamp_max", "addcmul", "addcdiv",
+    "mv", "addmm", "addmv", "addbmm", "baddbmm", "addr", "cumprod", "cummax", "cummin", "logcumsumexp", "dot",
+    "vdot", "inner", "diag", "kron", "diff", "take", "take_along_dim", "hstack", "vstack", "dstack", "column_stack",
+    "row_stack", "nansum", "nanmean", "median", "nanmedian", "kthvalue", "mode",
+    "msort", "quantile", "nanquantile", "histc", "histogram", "bucketize", "searchsorted", "std_mean", "var_mean",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "gcd",
+    "lcm", "logical_xor", "ldexp", "nextafter", "frexp", "tensordot", "cross", "logspace", "range", "normal",
+    "bernoulli", "aminmax", "cov", "renorm", "ger", "lgamma", "digamma", "polygamma", "erfc", "erfinv", "mvlgamma",
+    "i0", "igamma", "igammac",
+)
+
+
+def refuse_out_everywhere(namespace):
+    """Give each function of TAKES_OUT in `namespace` (minigrad's globals) an out= that it refuses, unless
+    it has its own."""
+    for name in TAKES_OUT:
+        function = namespace[name]
+        try:
+            has_out = "out" in inspect.signature(function).parameters
+        except (TypeError, ValueError):
+            has_out = False
+        if not has_out:
+            namespace[name] = refusing_out(function, name)
+
+
+def refusing_out(function, name):
+    """function, accepting PyTorch's out= only to refuse it with minigrad's message (ops/util.refuse_out)."""
+
+    def with_out(*args, out=None, **kwargs):
+        refuse_out(out, name)
+        return function(*args, **kwargs)
+
+    with_out.__name__ = with_out.__qualname__ = name
+    with_out.__doc__ = function.__doc__
+    with_out.__wrapped__ = function
+    return with_out
+
+
+def _reduction(value):
+    return _REDUCTION[value] if isinstance(value, int) else value
+
+
+def method_function(name):
+    """torch.<name>(input, ...) = input.<name>(...): an in-place method such as "sin_", or one PyTorch
+    also has as a function (movedim, select, ...)."""
+
+    def function(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"input.{name}(...)."
+    return function
+
+
+METHOD_FUNCTIONS = (
+    "moveaxis", "movedim", "t", "select", "unflatten", "detach", "detach_", "is_floating_point", "is_nonzero",
+    "is_same_size", "is_signed", "renorm", "index_reduce",
+)
+
+
+INPLACE_FUNCTIONS = (
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
+    "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
+    "deg2rad_", "erf_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "log10_", "log1p_", "log2_", "log_",
+    "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_",
+    "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_", "fill_",
+    "addmv_", "erfc_", "gcd_", "lcm_", "ldexp_", "index_put_", "i0_",
+)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return F.embedding(indices, weight, padding_idx=None if padding_idx < 0 else padding_idx)
+
+
+def dropout(input, p, train):
+    return F.dropout(input, p, train)
+
+
+def dropout_(input, p, train):
+    return input.copy_(F.dropout(input, p, train)) if train else input
+
+
+def alpha_dropout(input, p, train):
+    return F.alpha_dropout(input, p, train)
+
+
+def alpha_dropout_(input, p, train):
+    return input.copy_(F.alpha_dropout(input, p, train)) if train else input
+
+
+def feature_alpha_dropout(input, p, train):
+    return F.feature_alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout_(input, p, train):
+    return input.copy_(F.feature_alpha_dropout(input, p, train)) if train else input
+
+
+def kl_div(input, target, reduction=1, *, log_target=False):
+    return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
+                                              pos_weight=pos_weight)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+    return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+    return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction=1):
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction))
+
+
+def celu(input, alpha=1.0):
+    return F.celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    return F.celu(input, alpha, inplace=True)
+
+
+def selu(input):
+    return F.selu(input)
+
+
+def selu_(input):
+    return F.selu(input, inplace=True)
+
+
+def threshold(input, threshold, value):
+    return F.threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return F.threshold(input, threshold, value, inplace=True)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    return F.rrelu(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    return F.rrelu(input, lower, upper, training, inplace=True)
+
+
+def prelu(input, weight):
+    return F.prelu(input, weight)
+
+
+def hardshrink(input, lambd=0.5):
+    return F.hardshrink(input, lambd)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    return F.bilinear(input1, input2, weight, bias)
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """How tensors print (PyTorch's options, passed to NumPy's array2string); profile "default", "short", "full"."""
+    options = PRINT_OPTIONS
+    if profile is not None:
+        options.clear()
+        options.update({"default": {"precision": 4}, "short": {"precision": 2, "threshold": 1000, "edgeitems": 2},
+                        "full": {"precision": 4, "threshold": sys.maxsize}}[profile])
+    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                        ("max_line_width", linewidth)):
+        if value is not None:
+            options[name] = value
+    if sci_mode is not None:
+        options["suppress_small"] = not sci_mode
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    anomaly.set_detect_anomaly(enabled)
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """torch.embedding_bag (ATen's form: the weight first, mode 0 sum, 1 mean, 2 max): (output, and three
+    bookkeeping tensors PyTorch's backward uses, here empty)."""
+    mode = {0: "sum", 1: "mean", 2: "max"}.get(mode, mode)
+    out = F.embedding_bag(indices, weight, offsets, mode=mode, per_sample_weights=per_sample_weights,
+                          include_last_offset=include_last_offset, padding_idx=padding_idx)
+    empty = out.new_zeros(0).long()
+    return out, empty, empty, empty
