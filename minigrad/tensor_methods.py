@@ -330,7 +330,7 @@ class _Methods:
         self._check_inplace(op, (value,))
         self._check_writable(op)
         try:
-            self._array[target] = value._array if isinstance(value, Tensor) else value
+            _ops.indexing.write(self._array, target, value._array if isinstance(value, Tensor) else value)
         except (IndexError, ValueError) as error:
             raise type(error)(f"x[index] = value: {error} (tensor of shape {self.shape})") from None
         self._bump_version()
