@@ -50,6 +50,9 @@ from .composites.activations import sigmoid
 from . import tensor_methods  # noqa: F401  (puts PyTorch's method table on Tensor)
 from .composites.softmax import log_softmax, logsumexp, softmax
 from .composites.statistics import std, var
+from .composites.linalg import det, logdet, matrix_power, pinverse, slogdet  # torch.det, ... (torch.linalg's)
+from .composites.linalg import inv as inverse
+from .composites.linalg import torch_cholesky as cholesky, torch_qr as qr, torch_svd as svd
 from .kernels import activations, layer_norm, linear, losses, softmax as _softmax_kernels, statistics  # noqa: F401
 # (importing the kernels registers each for its composite: minigrad/composites/__init__.py)
 from .random import manual_seed, multinomial

@@ -40,6 +40,7 @@ from . import ops as _ops
 from . import random as _random
 from .autograd.backprop import backward as _backward
 from .composites import activations as _activations
+from .composites import linalg as _linalg
 from .composites import softmax as _softmax
 from .composites import statistics as _statistics
 from .errors import DtypeError, NoGraphFormula, ShapeError
@@ -733,6 +734,34 @@ class _Methods:
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         return _ops.norm(self, p, dim, keepdim, dtype)
+
+    # linear algebra (minigrad.linalg): PyTorch's Tensor methods
+    def det(self):
+        return _linalg.det(self)
+
+    def logdet(self):
+        return _linalg.logdet(self)
+
+    def slogdet(self):
+        return _linalg.slogdet(self)
+
+    def inverse(self):
+        return _linalg.inv(self)
+
+    def cholesky(self, upper=False):
+        return _linalg.torch_cholesky(self, upper)
+
+    def qr(self, some=True):
+        return _linalg.torch_qr(self, some)
+
+    def svd(self, some=True, compute_uv=True):
+        return _linalg.torch_svd(self, some, compute_uv)
+
+    def pinverse(self, rcond=1e-15):
+        return _linalg.pinverse(self, rcond)
+
+    def matrix_power(self, n):
+        return _linalg.matrix_power(self, n)
 
     def any(self, dim=None, keepdim=False):
         return _ops.any(self, dim, keepdim)
