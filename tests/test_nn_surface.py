@@ -690,7 +690,7 @@ def test_parameters_to_vector_gradcheck():
 
 
 @pytest.mark.parametrize("name, kind", [("LSTM", "recurrent layers"), ("Conv2d", "convolutions"),
-                                        ("BatchNorm1d", "batch statistics")])
+                                        ("SyncBatchNorm", "distributed training")])
 def test_a_layer_left_out_on_purpose_says_so(name, kind):
     with pytest.raises(AttributeError, match=f"minigrad.nn has no {name}: .* leaves out {kind}"):
         getattr(nn, name)

@@ -6,6 +6,7 @@
     containers.py   Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
     loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss
     functional.py   the stateless forms and losses (cross_entropy, mse_loss, pad, ...);  init.py initialisers
+    normalization.py BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, GroupNorm, RMSNorm, LocalResponseNorm
     masks.py        PyTorch's two mask conventions, and the one place minigrad converts between them
     attention.py    scaled dot-product attention and MultiheadAttention: the one attention implementation
     positional.py   sinusoidal PositionalEncoding (PyTorch has none)
@@ -22,6 +23,10 @@ from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import (
     GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
+)
+from .normalization import (
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+    LocalResponseNorm, RMSNorm,
 )
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
@@ -42,8 +47,7 @@ _LEFT_OUT = {
                                  "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
                                  "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Fold", "Unfold", "PixelShuffle",
                                  "Upsample"),
-    "batch statistics": ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
-                         "InstanceNorm2d", "InstanceNorm3d", "GroupNorm"),
+    "distributed training": ("SyncBatchNorm",),
 }
 
 
