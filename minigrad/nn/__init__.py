@@ -6,6 +6,7 @@
     containers.py   Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
     loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss
     functional.py   the stateless forms and losses (cross_entropy, mse_loss, pad, ...);  init.py initialisers
+    recurrent.py    RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell (PyTorch's parameters and outputs)
     normalization.py BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, GroupNorm, RMSNorm, LocalResponseNorm
     masks.py        PyTorch's two mask conventions, and the one place minigrad converts between them
     attention.py    scaled dot-product attention and MultiheadAttention: the one attention implementation
@@ -28,6 +29,7 @@ from .normalization import (
     BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
     LocalResponseNorm, RMSNorm,
 )
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
@@ -41,7 +43,6 @@ from . import utils
 # PyTorch layers minigrad leaves out on purpose (README: Non-goals): asking for one says so, instead of
 # a bare AttributeError that reads like a typo.
 _LEFT_OUT = {
-    "recurrent layers": ("RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNNCellBase"),
     "convolutions and pooling": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
                                  "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
                                  "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
