@@ -10,6 +10,11 @@ the functions composed from them and from the reductions, which need no backward
     svdvals           the singular values, through svd
     pinv              V diag(1/s) U^T over the singular values above the cutoff (the rest give 0)
     matrix_power      repeated products (a negative power of the inverse)
+    and vecdot, cross, diagonal, multi_dot, matrix_rank, cond, solve_triangular, tensorinv, tensorsolve,
+    vander, lstsq, matrix_exp, householder_product, inv_ex, cholesky_ex, solve_ex (below)
+
+Not here: lu, lu_factor, lu_factor_ex, lu_solve, ldl_factor, ldl_factor_ex, ldl_solve (no LU or LDL
+primitive yet), and eig, eigvals (complex results: complex numbers are out of minigrad's scope).
 """
 import math
 from collections import namedtuple
@@ -18,6 +23,7 @@ import numpy as np
 
 from ..errors import LinAlgError  # noqa: F401  (torch.linalg.LinAlgError)
 from ..ops.linalg import check_matrix, check_square, cholesky, det, eigh, inv, logabsdet, qr, solve, svd  # noqa: F401
+from ..ops.join import cat, stack
 from ..ops.matmul import matmul  # noqa: F401  (torch.linalg.matmul is torch.matmul)
 from ..ops.norm import norm as _p_norm
 from ..ops.util import normalize_dim, refuse_out
@@ -180,3 +186,236 @@ def torch_cholesky(A, upper=False, *, out=None):
 
 def pinverse(A, rcond=1e-15):
     return pinv(A, rtol=rcond)
+
+
+# ---- more of torch.linalg, composed ---------------------------------------------------------------
+def vecdot(x, y, *, dim=-1, out=None):
+    """sum_i x_i y_i along dim (real tensors), broadcasting."""
+    refuse_out(out, "linalg.vecdot")
+    return (x * y).sum(dim)
+
+
+def cross(input, other, *, dim=-1, out=None):
+    """The cross product of 3-vectors along dim: (a2 b3 - a3 b2, a3 b1 - a1 b3, a1 b2 - a2 b1)."""
+    refuse_out(out, "linalg.cross")
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise ValueError(f"linalg.cross: dim {dim} must have size 3 in both inputs, got shapes {input.shape} and "
+                         f"{other.shape}")
+    a = [input.narrow(dim, k, 1) for k in range(3)]
+    b = [other.narrow(dim, k, 1) for k in range(3)]
+    parts = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    return cat(parts, dim)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal A[..., i, i + offset] of the matrices in (dim1, dim2), as the last dim."""
+    moved = A.movedim((dim1, dim2), (-2, -1))
+    rows, cols = moved.shape[-2:]
+    start_row, start_col = max(-offset, 0), max(offset, 0)
+    length = max(min(rows - start_row, cols - start_col), 0)
+    i = np.arange(length)
+    return moved[..., Tensor._make(i + start_row), Tensor._make(i + start_col)]
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices (the first may be a row vector, the last a column vector)."""
+    refuse_out(out, "linalg.multi_dot")
+    if len(tensors) < 2:
+        raise ValueError(f"linalg.multi_dot: expects at least 2 tensors, got {len(tensors)}")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = result @ t
+    return result
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """The number of singular values above max(atol, rtol * s_max) (an int64 tensor, no gradient)."""
+    refuse_out(out, "linalg.matrix_rank")
+    check_matrix(A, "linalg.matrix_rank")
+    a = A._array
+    s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
+    if rtol is None:
+        rtol = np.finfo(a.dtype).eps * max(a.shape[-2:]) if atol is None else 0.0
+    cutoff = np.maximum(_array(0.0 if atol is None else atol), _array(rtol) * s.max(-1, initial=0)[..., None])
+    return Tensor._make((s > cutoff).sum(-1).astype(np.int64))
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number: s_max / s_min for p=None or 2 (s_min / s_max for -2), else
+    ||A||_p ||A^-1||_p for 'fro', 'nuc', 1, -1, inf, -inf."""
+    refuse_out(out, "linalg.cond")
+    check_matrix(A, "linalg.cond")
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        largest, smallest = s.amax(-1), s.amin(-1)
+        return largest / smallest if p != -2 else smallest / largest
+    check_square(A, "linalg.cond")
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """X with A X = B (or X A = B), reading only A's upper or lower triangle (its diagonal taken as 1 when
+    unitriangular): a solve with the other triangle zeroed, so the gradient reaches only the triangle read."""
+    refuse_out(out, "linalg.solve_triangular")
+    check_square(A, "linalg.solve_triangular")
+    n = A.shape[-1]
+    if unitriangular:
+        part = A.triu(1) if upper else A.tril(-1)
+        part = part + Tensor._make(np.eye(n, dtype=A._array.dtype))
+    else:
+        part = A.triu() if upper else A.tril()
+    if B.ndim < 2:
+        raise ValueError(f"linalg.solve_triangular: B must be a matrix (..., n, k), got shape {B.shape}")
+    return solve(part, B, left=left)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of A seen as a matrix of its first `ind` dims by the rest; shape A.shape[ind:] + A.shape[:ind]."""
+    refuse_out(out, "linalg.tensorinv")
+    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != cols:
+        raise ValueError(f"linalg.tensorinv: the product of the first {ind} dims must equal that of the rest, got "
+                         f"shape {A.shape}")
+    return inv(A.reshape(rows, cols)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """X with tensordot(A, X, X.ndim) = B, X of shape A.shape[B.ndim:] (`dims` of A moved to the end first)."""
+    refuse_out(out, "linalg.tensorsolve")
+    if dims is not None:
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        A = A.movedim(dims, tuple(range(A.ndim - len(dims), A.ndim)))
+    rest = tuple(A.shape[B.ndim:])
+    if math.prod(rest) != B.numel() or tuple(A.shape[:B.ndim]) != tuple(B.shape):
+        raise ValueError(f"linalg.tensorsolve: A of shape {A.shape} and B of shape {B.shape} do not fit")
+    return solve(A.reshape(B.numel(), -1), B.reshape(-1)).reshape(rest)
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrix: powers x^0, x^1, ..., x^(N-1) along a new last dim."""
+    N = x.shape[-1] if N is None else N
+    if N < 0:
+        raise ValueError(f"linalg.vander: N must be non-negative, got {N}")
+    return stack([x ** k for k in range(N)], -1) if N else x.unsqueeze(-1)[..., :0]
+
+
+_lstsq_result = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution X of A X = B, as the pseudo-inverse gives it (pinv(A) B: the minimum-norm
+    solution); with PyTorch's CPU default driver 'gelsy', the rank is computed and the residuals and
+    singular values are empty."""
+    check_matrix(A, "linalg.lstsq")
+    vector = B.ndim == A.ndim - 1
+    b = B.unsqueeze(-1) if vector else B
+    if b.shape[-2] != A.shape[-2]:
+        raise ValueError(f"linalg.lstsq: A of shape {A.shape} and B of shape {B.shape} do not fit (A X = B needs "
+                         f"B's rows to be A's {A.shape[-2]})")
+    if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
+        raise ValueError(f"linalg.lstsq: driver must be one of 'gels', 'gelsy', 'gelsd', 'gelss', got {driver!r}")
+    solution = pinv(A, rtol=rcond) @ b
+    empty = Tensor._make(np.zeros((0,), A._array.dtype))
+    return _lstsq_result(solution.squeeze(-1) if vector else solution, empty,
+                         matrix_rank(A, rtol=rcond), empty)
+
+
+def matrix_exp(A):
+    """e^A = sum_k A^k / k!, by scaling and squaring: e^A = (e^(A / 2^s))^(2^s), with s such that
+    ||A / 2^s|| <= 1/2, where 18 Taylor terms are exact to below float64's precision."""
+    check_square(A, "linalg.matrix_exp")
+    norm1 = np.abs(A._array).sum(-2).max(-1, initial=0) if A.numel() else np.zeros(())
+    s = max(0, int(np.ceil(np.log2(max(float(np.max(norm1)), 1e-300)))) + 1)  # a constant: the same for the batch
+    scaled = A * (0.5 ** s)
+    eye = Tensor._make(np.broadcast_to(np.eye(A.shape[-1], dtype=A._array.dtype), A.shape).copy())
+    term, total = eye, eye
+    for k in range(1, 19):
+        term = (term @ scaled) * (1.0 / k)
+        total = total + term
+    for _ in range(s):
+        total = total @ total
+    return total
+
+
+def householder_product(A, tau, *, out=None):
+    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i = (0, ..., 0, 1, A[i+1:, i])
+    (the Q of a QR factorisation stored in LAPACK's form)."""
+    refuse_out(out, "linalg.householder_product")
+    check_matrix(A, "linalg.householder_product")
+    m, n = A.shape[-2:]
+    k = tau.shape[-1]
+    if not (m >= n >= k):
+        raise ValueError(f"linalg.householder_product: needs A (m, n) with m >= n >= k, got A {A.shape}, tau {tau.shape}")
+    v = A.tril(-1) + Tensor._make(np.eye(m, n, dtype=A._array.dtype))  # columns v_i, unit diagonal
+    q = Tensor._make(np.broadcast_to(np.eye(m, dtype=A._array.dtype), tuple(A.shape[:-2]) + (m, m)).copy())
+    for i in range(k):
+        vi = v[..., :, i:i + 1]  # (..., m, 1)
+        q = q - (q @ vi) * tau[..., i:i + 1].unsqueeze(-1) @ vi.mT  # Q H_i = Q - tau_i (Q v_i) v_i^T
+    return q[..., :, :n]
+
+
+# the _ex forms: (result, info), info 0 where the matrix was fine; check_errors=True raises instead
+def _info(A, failed):
+    return Tensor._make(np.asarray(failed, dtype=np.int32).reshape(A.shape[:-2]))
+
+
+def _first_zero_pivot(m):
+    """LAPACK's info for an LU factorisation with partial pivoting: the 1-based step whose pivot is exactly 0,
+    else 0 (what PyTorch reports for inv_ex and solve_ex)."""
+    u = np.array(m, dtype=np.float64)
+    n = u.shape[-1]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
+    return 0
+
+
+def _pivot_info(A):
+    return np.array([_first_zero_pivot(m) for m in A._array.reshape((-1,) + tuple(A.shape[-2:]))], dtype=np.int32)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    refuse_out(out, "linalg.inv_ex")
+    check_square(A, "linalg.inv_ex")
+    info = _pivot_info(A)
+    if info.any() and not check_errors:  # (PyTorch leaves the result unspecified there: NaN here)
+        return Tensor._make(np.full(A.shape, np.nan, A._array.dtype)), _info(A, info)
+    return inv(A), _info(A, info)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    refuse_out(out, "linalg.cholesky_ex")
+    check_square(A, "linalg.cholesky_ex")
+    try:
+        return cholesky(A, upper=upper), _info(A, np.zeros(A.shape[:-2], bool))
+    except LinAlgError:
+        if check_errors:
+            raise
+    failed = [_first_bad_minor(m) for m in A._array.reshape((-1,) + tuple(A.shape[-2:]))]
+    return Tensor._make(np.full(A.shape, np.nan, A._array.dtype)), _info(A, failed)
+
+
+def _first_bad_minor(m):
+    """The order of the first leading minor of m that is not positive-definite (0 if none): PyTorch's info."""
+    for k in range(1, m.shape[-1] + 1):
+        try:
+            np.linalg.cholesky(m[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return 0
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    refuse_out(out, "linalg.solve_ex")
+    check_square(A, "linalg.solve_ex")
+    try:
+        return solve(A, B, left=left), _info(A, np.zeros(A.shape[:-2], bool))
+    except LinAlgError:
+        if check_errors:
+            raise
+    singular = _pivot_info(A)
+    shape = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2])) + tuple(B.shape[-2:]) if B.ndim >= 2 else B.shape
+    return Tensor._make(np.full(shape, np.nan, A._array.dtype)), _info(A, singular)
