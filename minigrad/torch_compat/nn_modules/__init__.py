@@ -7,7 +7,13 @@ where its own layout puts them (minigrad/nn/layers.py, attention.py, ...); each 
 re-exports them under PyTorch's file name, so both paths give the same class object. This package is
 `minigrad.nn.modules` (minigrad/torch_compat/import_alias.py: RELOCATED).
 """
-from . import activation, container, dropout, flatten, linear, loss, module, normalization, sparse, transformer
+from . import (
+    activation, batchnorm, container, dropout, flatten, instancenorm, linear, loss, module, normalization, rnn, sparse,
+    transformer,
+)
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .activation import GELU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout
@@ -15,7 +21,7 @@ from .flatten import Flatten
 from .linear import Identity, Linear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
-from .normalization import LayerNorm
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .sparse import Embedding
 from .transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
