@@ -232,3 +232,32 @@ def test_dropout_between_layers_only():
     assert not np.array_equal(a, b)  # training: the layer-1 inputs are dropped at random
     two.eval()
     np.testing.assert_array_equal(two(x)[0].detach().numpy(), two(x)[0].detach().numpy())
+
+
+def test_pad_sequence_and_packing_refused():
+    from minigrad.nn.utils import rnn
+    a = mg.tensor([[1.0, 2.0]], requires_grad=True)
+    b = mg.tensor([[3.0, 4.0], [5.0, 6.0], [7.0, 8.0]], requires_grad=True)
+    padded = rnn.pad_sequence([a, b], batch_first=True, padding_value=-1.0)
+    assert padded.tolist() == [[[1.0, 2.0], [-1.0, -1.0], [-1.0, -1.0]], [[3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]]
+    assert rnn.pad_sequence([a, b]).shape == (3, 2, 2)
+    assert rnn.pad_sequence([a, b], padding_side="left")[:, 0].tolist() == [[0.0, 0.0], [0.0, 0.0], [1.0, 2.0]]
+    (padded * mg.arange(12.0).reshape(2, 3, 2)).sum().backward()
+    assert a.grad.tolist() == [[0.0, 1.0]] and b.grad.tolist() == [[6.0, 7.0], [8.0, 9.0], [10.0, 11.0]]
+    with pytest.raises(NotImplementedError, match="pack_padded_sequence is not supported by minigrad: .* padded"):
+        rnn.pack_padded_sequence(padded, [1, 3], batch_first=True)
+    import subprocess
+    import sys
+    code = ("import sys, minigrad; sys.modules['torch'] = minigrad; import torch.nn.utils.rnn; "
+            "from torch.nn.utils.rnn import pad_sequence; assert pad_sequence is minigrad.nn.utils.rnn.pad_sequence")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@needs_torch
+def test_pad_sequence_as_pytorch():
+    rng = np.random.default_rng(9)
+    seqs = [rng.standard_normal((n, 3)) for n in (2, 5, 1)]
+    for kwargs in (dict(), dict(batch_first=True, padding_value=2.5), dict(padding_side="left")):
+        ours = mg.nn.utils.rnn.pad_sequence([mg.tensor(s) for s in seqs], **kwargs)
+        theirs = torch.nn.utils.rnn.pad_sequence([torch.tensor(s) for s in seqs], **kwargs)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -5,6 +5,10 @@ import numpy as np
 from .. import ops
 from ..tensor import Tensor
 
+# PyTorch's torch.nn.utils is a package (torch.nn.utils.rnn, ...): an empty __path__ lets Python import a
+# submodule under this one, which minigrad/torch_compat/import_alias.py then finds (nn.utils.rnn)
+__path__ = []
+
 
 def _as_list(parameters):
     return [parameters] if isinstance(parameters, Tensor) else list(parameters)

@@ -39,6 +39,7 @@ RELOCATED = {
     "jit": "jit",
     "nn.modules": "nn_modules",
     "nn.parallel": "nn_parallel",
+    "nn.utils.rnn": "nn_utils_rnn",
     "onnx": "onnx",
     "size": "size",
 }
