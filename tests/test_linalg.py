@@ -99,6 +99,13 @@ CASES.update({
     "inv_ex": (lambda lib, a: lib.linalg.inv_ex(a)[0], [SQUARE]),
     "cholesky_ex": (lambda lib, x: lib.linalg.cholesky_ex(spd(lib, x))[0], [SQUARE]),
     "solve_ex": (lambda lib, a, b: lib.linalg.solve_ex(a, b)[0], [SQUARE, RHS]),
+    "lu": (lambda lib, a: tuple(lib.linalg.lu(a)), [SQUARE]),
+    "lu_tall": (lambda lib, a: tuple(lib.linalg.lu(a))[1:], [TALL]),
+    "lu_wide": (lambda lib, a: tuple(lib.linalg.lu(a.mT))[1:], [TALL]),
+    "lu_factor": (lambda lib, a: lib.linalg.lu_factor(a).LU, [SQUARE]),
+    "lu_solve": (lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b), [SQUARE, RHS]),
+    "lu_solve_adjoint_right": (lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b.mT, left=False,
+                                                                     adjoint=True), [SQUARE, RHS]),
 })
 SMALL = {id(SQUARE): SQUARE[:1, :3, :3], id(RHS): RHS[:1, :3, :2], id(TALL): TALL[:1, :4, :2], id(TALL_RHS): TALL_RHS[:1, :4],
          id(TAU): TAU[:1]}
@@ -196,11 +203,14 @@ def test_the_integer_results():
 def test_integer_results_as_pytorch():
     a = np.stack([SQUARE[0], np.outer([1.0, 2, 3, 4], [1.0, 0, 1, 2])])
     for f in (lambda L: L.linalg.matrix_rank(L.tensor(a)), lambda L: L.linalg.inv_ex(L.tensor(a))[1],
+              lambda L: L.linalg.lu_factor_ex(L.tensor(a)).info, lambda L: L.linalg.lu_factor_ex(L.tensor(a)).pivots,
               lambda L: L.linalg.cholesky_ex(L.tensor(a))[1], lambda L: L.linalg.lstsq(L.tensor(TALL), L.tensor(TALL_RHS)).rank):
         assert f(mg).tolist() == f(torch).tolist()
 
 
 def test_errors():
+    with pytest.raises(mg.linalg.LinAlgError, match=r"linalg.lu_factor: U\[2,2\] is zero"):
+        LA.lu_factor(mg.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 5.0]]))
     with pytest.raises(mg.linalg.LinAlgError, match="linalg.inv: the input matrix is singular"):
         LA.inv(mg.zeros(2, 2))
     with pytest.raises(RuntimeError, match="not positive-definite"):

@@ -11,10 +11,11 @@ the functions composed from them and from the reductions, which need no backward
     pinv              V diag(1/s) U^T over the singular values above the cutoff (the rest give 0)
     matrix_power      repeated products (a negative power of the inverse)
     and vecdot, cross, diagonal, multi_dot, matrix_rank, cond, solve_triangular, tensorinv, tensorsolve,
-    vander, lstsq, matrix_exp, householder_product, inv_ex, cholesky_ex, solve_ex (below)
+    vander, lstsq, matrix_exp, householder_product, inv_ex, cholesky_ex, solve_ex, and LU with partial
+    pivoting as Gaussian elimination step by step: lu, lu_factor, lu_factor_ex, lu_solve (below)
 
-Not here: lu, lu_factor, lu_factor_ex, lu_solve, ldl_factor, ldl_factor_ex, ldl_solve (no LU or LDL
-primitive yet), and eig, eigvals (complex results: complex numbers are out of minigrad's scope).
+Not here: ldl_factor, ldl_factor_ex, ldl_solve, and eig, eigvals (complex results: complex numbers are
+out of minigrad's scope).
 """
 import math
 from collections import namedtuple
@@ -419,3 +420,113 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     singular = _pivot_info(A)
     shape = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2])) + tuple(B.shape[-2:]) if B.ndim >= 2 else B.shape
     return Tensor._make(np.full(shape, np.nan, A._array.dtype)), _info(A, singular)
+
+
+# ---- LU with partial pivoting, composed: Gaussian elimination step by step ------------------------
+_lu_result = namedtuple("linalg_lu", ["P", "L", "U"])
+_lu_factor_result = namedtuple("linalg_lu_factor", ["LU", "pivots"])
+_lu_factor_ex_result = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+
+
+def _swap_rows(m, j, p):
+    """m with rows j and p[b] exchanged in every matrix b of the batch (p: an array of row numbers)."""
+    order = np.broadcast_to(np.arange(m.shape[-2]), p.shape + (m.shape[-2],)).copy()
+    np.put_along_axis(order, np.full(p.shape + (1,), j), p[..., None], -1)
+    np.put_along_axis(order, p[..., None], np.full(p.shape + (1,), j), -1)
+    index = np.broadcast_to(order[..., None], tuple(m.shape[:-2]) + (m.shape[-2], m.shape[-1]))
+    return m.gather(-2, Tensor._make(np.ascontiguousarray(index)))
+
+
+def _eliminate(A):
+    """(L (m, k) unit lower, U (k, n) upper, pivots (..., k) 1-based as LAPACK's ipiv, info) with P^T A = L U.
+
+    Step j: the row with the largest |entry| in column j (from row j down) becomes row j (of the rows
+    still to eliminate and of L's columns so far); then l = column j below the pivot / pivot, and
+    the rows below lose l times row j. The pivot choice is a constant: gradients flow through the
+    arithmetic, as PyTorch's LU backward does."""
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    batch = tuple(A.shape[:-2])
+    u, columns = A, []
+    pivots = np.zeros(batch + (k,), dtype=np.int32)
+    info = np.zeros(batch, dtype=np.int32)
+    for j in range(k):
+        p = j + np.argmax(np.abs(u._array[..., j:, j]), axis=-1)
+        pivots[..., j] = p + 1
+        u = _swap_rows(u, j, p)
+        columns = [_swap_rows(c, j, p) for c in columns]
+        pivot = u[..., j:j + 1, j:j + 1]  # (..., 1, 1)
+        zero = pivot._array == 0
+        info = np.where((info == 0) & zero[..., 0, 0], j + 1, info)
+        safe = pivot.masked_fill(Tensor._make(zero), 1.0)  # a zero pivot: its column of L stays 0
+        below = u[..., j + 1:, j:j + 1] / safe  # (..., m - j - 1, 1)
+        top = Tensor._make(np.zeros(batch + (j, 1), A._array.dtype))
+        one = Tensor._make(np.ones(batch + (1, 1), A._array.dtype))
+        columns.append(cat([top, one, below], -2))  # L's column j: 0 above, 1 on the diagonal
+        u = cat([u[..., :j + 1, :], u[..., j + 1:, :] - below * u[..., j:j + 1, :]], -2)
+    low = cat(columns, -1) if columns else Tensor._make(np.zeros(batch + (m, 0), A._array.dtype))
+    return low, u[..., :k, :].triu(), pivots, info
+
+
+def _permutation(pivots, m, dtype):
+    """P with A = P L U, from LAPACK's pivots (row j swapped with row pivots[j] - 1, in order)."""
+    order = np.broadcast_to(np.arange(m), pivots.shape[:-1] + (m,)).copy()
+    for j in range(pivots.shape[-1]):
+        p = pivots[..., j:j + 1] - 1
+        row_j, row_p = np.take_along_axis(order, np.full_like(p, j), -1), np.take_along_axis(order, p, -1)
+        np.put_along_axis(order, np.full_like(p, j), row_p, -1)
+        np.put_along_axis(order, p, row_j, -1)
+    # P^T A = A[order]: P[order[i], i] = 1
+    eye = np.eye(m, dtype=dtype)
+    return Tensor._make(np.swapaxes(eye[order], -1, -2).copy())
+
+
+def lu(A, *, pivot=True, out=None):
+    """(P, L, U) with A = P L U: P a permutation, L unit lower triangular (m, k), U upper (k, n)."""
+    refuse_out(out, "linalg.lu")
+    check_matrix(A, "linalg.lu")
+    if not pivot:
+        raise NotImplementedError("linalg.lu: LU without pivoting is not implemented (PyTorch has it on CUDA only)")
+    low, up, pivots, _ = _eliminate(A)
+    return _lu_result(_permutation(pivots, A.shape[-2], A._array.dtype), low, up)
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """LAPACK's compact form: LU = L - I + U in one matrix, the row interchanges as 1-based pivots, and info
+    (the first step with a zero pivot, 0 if none)."""
+    refuse_out(out, "linalg.lu_factor_ex")
+    check_matrix(A, "linalg.lu_factor")
+    if not pivot:
+        raise NotImplementedError("linalg.lu_factor: LU without pivoting is not implemented (PyTorch: CUDA only)")
+    low, up, pivots, info = _eliminate(A)
+    if check_errors and info.any():
+        step = int(info.reshape(-1)[np.flatnonzero(info.reshape(-1))[0]]) - 1
+        raise LinAlgError(f"linalg.lu_factor: U[{step},{step}] is zero (a singular matrix, shape {A.shape}): "
+                          "lu_solve would divide by zero; linalg.lu or linalg.lu_factor_ex factor it anyway")
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    strict_low = low.tril(-1)  # (m, k)
+    compact = up if m <= n else cat([up, Tensor._make(np.zeros(tuple(A.shape[:-2]) + (m - k, n), A._array.dtype))], -2)
+    if k < n:
+        strict_low = cat([strict_low, Tensor._make(np.zeros(tuple(A.shape[:-2]) + (m, n - k), A._array.dtype))], -1)
+    return _lu_factor_ex_result(compact + strict_low, Tensor._make(pivots), Tensor._make(info))
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    """As lu_factor_ex, refusing a singular matrix (as PyTorch)."""
+    LU, pivots, _ = lu_factor_ex(A, pivot=pivot, check_errors=True, out=out)
+    return _lu_factor_result(LU, pivots)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with A X = B (or X A = B; adjoint: with A^T), A = P L U given by lu_factor: two triangular solves."""
+    refuse_out(out, "linalg.lu_solve")
+    check_square(LU, "linalg.lu_solve")
+    n = LU.shape[-1]
+    p = _permutation(np.asarray(pivots._array if isinstance(pivots, Tensor) else pivots), n, LU._array.dtype)
+    low = LU.tril(-1) + Tensor._make(np.eye(n, dtype=LU._array.dtype))
+    up = LU.triu()
+    a = p @ low @ up  # A itself, composed from its factors (so the gradient reaches LU)
+    if adjoint:
+        a = a.mT
+    return solve(a, B, left=left)
