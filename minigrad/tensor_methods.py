@@ -763,6 +763,30 @@ class _Methods:
     def matrix_power(self, n):
         return _linalg.matrix_power(self, n)
 
+    def matrix_exp(self):
+        return _linalg.matrix_exp(self)
+
+    def lu(self, pivot=True, get_infos=False):
+        return _linalg.torch_lu(self, pivot, get_infos)
+
+    def lu_solve(self, LU_data, LU_pivots):
+        return _linalg.torch_lu_solve(self, LU_data, LU_pivots)
+
+    def cholesky_solve(self, input2, upper=False):
+        return _linalg.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper=False):
+        return _linalg.cholesky_inverse(self, upper)
+
+    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+        return _linalg.triangular_solve(self, A, upper, transpose, unitriangular)
+
+    def orgqr(self, input2):
+        return _linalg.householder_product(self, input2)
+
+    def ormqr(self, input2, input3, left=True, transpose=False):
+        return _linalg.ormqr(self, input2, input3, left, transpose)
+
     def any(self, dim=None, keepdim=False):
         return _ops.any(self, dim, keepdim)
 

@@ -1,4 +1,4 @@
-"""minigrad.linalg (torch.linalg): values, gradients (gradcheck and gradgradcheck in float64), batches,
+"""minigrad.linalg (torch.linalg) and the older torch-level names (torch.lu, torch.cholesky_solve, ...): values, gradients (gradcheck and gradgradcheck in float64), batches,
 PyTorch's torch-level names, errors; and the same against PyTorch where installed."""
 import math
 import sys
@@ -76,6 +76,7 @@ VEC3 = RNG.standard_normal((2, 2, 3))  # two batches of two 3-vectors
 TENSOR4 = RNG.standard_normal((2, 3, 6))  # as a 6x6 system for tensorinv (ind=2) and tensorsolve
 TALL_RHS = RNG.standard_normal((2, 5, 2))
 TAU = RNG.random((2, 2)) + 0.5
+TAU3 = RNG.random((2, 3)) + 0.5
 CASES.update({
     "vecdot": (lambda lib, x: lib.linalg.vecdot(x[:, 0], x[:, 1]), [VEC3]),
     "cross": (lambda lib, x: lib.linalg.cross(x[:, 0], x[:, 1]), [VEC3]),
@@ -104,11 +105,26 @@ CASES.update({
     "lu_wide": (lambda lib, a: tuple(lib.linalg.lu(a.mT))[1:], [TALL]),
     "lu_factor": (lambda lib, a: lib.linalg.lu_factor(a).LU, [SQUARE]),
     "lu_solve": (lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b), [SQUARE, RHS]),
+    "torch_lu_solve": (lambda lib, a, b: lib.lu_solve(b, *lib.linalg.lu_factor(a)), [SQUARE, RHS]),
+    "torch_lu_unpack": (lambda lib, a: tuple(lib.lu_unpack(*lib.linalg.lu_factor(a)))[1:], [SQUARE]),
+    "torch_cholesky_solve": (lambda lib, x, b: lib.cholesky_solve(b, lib.linalg.cholesky(spd(lib, x))), [SQUARE, RHS]),
+    "torch_cholesky_solve_upper": (lambda lib, x, b: lib.cholesky_solve(b, lib.linalg.cholesky(spd(lib, x)).mT,
+                                                                        upper=True), [SQUARE, RHS]),
+    "torch_cholesky_inverse": (lambda lib, x: lib.cholesky_inverse(lib.linalg.cholesky(spd(lib, x))[0]), [SQUARE]),
+    "torch_triangular_solve": (lambda lib, a, b: lib.triangular_solve(b, a + 3 * lib.eye(a.shape[-1], dtype=a.dtype),
+                                                                      upper=False, transpose=True).solution,
+                               [SQUARE, RHS]),
+    "torch_matrix_exp": (lambda lib, a: a.matrix_exp(), [SQUARE]),
+    "torch_frobenius_norm": (lambda lib, a: lib.frobenius_norm(a, (1, 2)), [TALL]),
+    "torch_nuclear_norm": (lambda lib, a: lib.nuclear_norm(a, keepdim=True), [TALL]),
+    "torch_orgqr": (lambda lib, a, tau: lib.orgqr(a[0], tau[0]), [TALL, TAU]),
+    "torch_ormqr": (lambda lib, a, tau, b: lib.ormqr(a[0], tau[0], b[0].mT, left=False, transpose=True),
+                    [TALL, TAU3, TALL_RHS]),
     "lu_solve_adjoint_right": (lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b.mT, left=False,
                                                                      adjoint=True), [SQUARE, RHS]),
 })
 SMALL = {id(SQUARE): SQUARE[:1, :3, :3], id(RHS): RHS[:1, :3, :2], id(TALL): TALL[:1, :4, :2], id(TALL_RHS): TALL_RHS[:1, :4],
-         id(TAU): TAU[:1]}
+         id(TAU): TAU[:1], id(TAU3): TAU3[:1, :2]}
 TWICE = set(CASES)  # every one is twice differentiable at these (generic) inputs
 
 
@@ -122,7 +138,7 @@ def test_gradcheck(name):
 @pytest.mark.parametrize("name", sorted(TWICE))
 def test_gradgradcheck(name):
     fn, arrays = CASES[name]
-    if name in ("multi_dot", "matrix_exp"):
+    if name in ("multi_dot", "matrix_exp", "torch_matrix_exp"):
         arrays = [a[:1] for a in arrays]
     inputs = tuple(t(SMALL.get(id(a), a)) for a in arrays)  # smaller matrices: second order is slower
     assert gradgradcheck(lambda *xs: fn(mg, *xs), inputs)

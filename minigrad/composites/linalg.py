@@ -530,3 +530,93 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     if adjoint:
         a = a.mT
     return solve(a, B, left=left)
+
+
+# ---- PyTorch's older torch-level linear algebra (torch.lu, torch.cholesky_solve, ...) --------------
+def torch_lu(A, pivot=True, get_infos=False, out=None):
+    """torch.lu: (LU, pivots) in LAPACK's compact form, and the infos when get_infos=True."""
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot, out=out)
+    return (LU, pivots, info) if get_infos else (LU, pivots)
+
+
+_lu_unpack_result = namedtuple("lu_unpack", ["P", "L", "U"])
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """(P, L, U) from lu_factor's compact LU and pivots: L its strict lower part plus I, U its upper part."""
+    refuse_out(out, "lu_unpack")
+    m, n = LU_data.shape[-2:]
+    k = min(m, n)
+    dt = LU_data._array.dtype
+    empty = Tensor._make(np.zeros((0,), dt))
+    low = up = empty
+    if unpack_data:
+        low = LU_data[..., :, :k].tril(-1) + Tensor._make(np.eye(m, k, dtype=dt))
+        up = LU_data[..., :k, :].triu()
+    pivots = np.asarray(LU_pivots._array if isinstance(LU_pivots, Tensor) else LU_pivots)
+    p = _permutation(pivots, m, dt) if unpack_pivots else empty
+    return _lu_unpack_result(p, low, up)
+
+
+def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """torch.lu_solve(b, LU, pivots): X with A X = b (the argument order of the older name)."""
+    return lu_solve(LU_data, LU_pivots, b, out=out)
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """X with A X = B where A = L L^T (upper=True: A = U^T U), through two triangular solves."""
+    refuse_out(out, "cholesky_solve")
+    low = L.mT if upper else L
+    y = solve_triangular(low, B, upper=False)
+    return solve_triangular(low.mT, y, upper=True)
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """A^-1 for A = L L^T (upper=True: A = U^T U): L^-T L^-1."""
+    refuse_out(out, "cholesky_inverse")
+    check_square(L, "cholesky_inverse")
+    low = (L.mT if upper else L).tril()
+    low_inv = inv(low)
+    return low_inv.mT @ low_inv
+
+
+_triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """torch.triangular_solve: (X with op(A) X = b, op(A) = A or A^T, and a copy of A)."""
+    refuse_out(out, "triangular_solve")
+    a = A.mT if transpose else A
+    x = solve_triangular(a, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _triangular_solve_result(x, A.clone())
+
+
+def chain_matmul(*matrices, out=None):
+    return multi_dot(list(matrices), out=out)
+
+
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
+    refuse_out(out, "frobenius_norm")
+    return _p_norm(input, 2, dim, keepdim)
+
+
+def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim) in PyTorch's first form
+        dim, keepdim = (-2, -1), dim
+    return matrix_norm(input, "nuc", dim, keepdim, out=out)
+
+
+def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    """Q other (left) or other Q, Q^T with transpose=True, Q = H_1 ... H_k the full (m, m) product of
+    householder_product's reflectors (input: (m, n) in geqrf's form)."""
+    refuse_out(out, "ormqr")
+    m, n = input.shape[-2:]
+    needed = min(other.shape[-2 if left else -1], n)
+    if tau.shape[-1] != needed:
+        raise ValueError(f"ormqr: tau.shape[-1] must be equal to min(other.shape[{-2 if left else -1}], "
+                         f"input.shape[-1]) = {needed}, got tau of shape {tau.shape}")
+    full = input if n == m else cat([input, Tensor._make(np.zeros(tuple(input.shape[:-2]) + (m, m - n),
+                                                                   input._array.dtype))], -1)
+    q = householder_product(full[..., :, :m], tau)
+    q = q.mT if transpose else q
+    return q @ other if left else other @ q
