@@ -212,6 +212,7 @@ class Svd(Function):
 
     @staticmethod
     def forward(ctx, a, full_matrices):
+        # A = U diag(S) Vh, S descending (full_matrices: U (m, m) and Vh (n, n), else k = min(m, n) columns)
         u, s, vh = (Tensor._make(m) for m in np.linalg.svd(a._array, full_matrices=full_matrices))
         ctx.save_for_backward(a)  # the input: the outputs may be dropped (svdvals keeps only S)
         ctx.full_matrices = full_matrices
@@ -251,6 +252,7 @@ class Qr(Function):
 
     @staticmethod
     def forward(ctx, a, mode):
+        # A = Q R, Q with orthonormal columns, R upper triangular
         q, r = (Tensor._make(m) for m in np.linalg.qr(a._array, mode=mode))
         ctx.save_for_backward(a)  # the input: the outputs may be dropped
         ctx.mode = mode
