@@ -109,6 +109,14 @@ from .torch_compat import torch_forms as _torch_forms
 from . import tensor_methods  # noqa: F401  (puts PyTorch's method table on Tensor)
 from .composites.softmax import log_softmax, logsumexp, softmax
 from .composites.statistics import std, var
+from .composites.linalg import det, logdet, matrix_power, pinverse, slogdet  # torch.det, ... (torch.linalg's)
+from .composites.linalg import inv as inverse
+from .composites.linalg import torch_cholesky as cholesky, torch_qr as qr, torch_svd as svd
+from .composites.linalg import (  # the older torch-level names of torch.linalg's functions
+    chain_matmul, cholesky_inverse, cholesky_solve, frobenius_norm, lu_unpack, matrix_exp, nuclear_norm, ormqr,
+    triangular_solve,
+)
+from .composites.linalg import householder_product as orgqr, torch_lu as lu, torch_lu_solve as lu_solve
 from .kernels import activations, layer_norm, linear, losses, softmax as _softmax_kernels, statistics  # noqa: F401
 # (importing the kernels registers each for its composite: minigrad/composites/__init__.py)
 from .random import manual_seed, multinomial

@@ -17,3 +17,8 @@ class DtypeError(TypeError, RuntimeError):
 class NoGraphFormula(TypeError):
     """A NumPy function met a Tensor in the graph and minigrad has no op to record it (a backward formula
     that would leave the graph: minigrad/tensor_methods.py)."""
+
+
+class LinAlgError(RuntimeError):
+    """A matrix a linear-algebra op cannot take (singular for inv and solve, not positive-definite for
+    cholesky): PyTorch's torch.linalg.LinAlgError, also a RuntimeError."""

@@ -50,6 +50,7 @@ from .composites import distances as _distances
 from .composites import elementwise_math as _math
 from .composites import matrices as _matrices
 from .composites import scans as _scans
+from .composites import linalg as _linalg
 from .composites import softmax as _softmax
 from .composites import statistics as _statistics
 from .ops import gamma as _gamma
@@ -524,7 +525,7 @@ class _Methods:
         self._check_inplace(op, (value,))
         self._check_writable(op)
         try:
-            self._array[target] = value._array if isinstance(value, Tensor) else value
+            _ops.indexing.write(self._array, target, value._array if isinstance(value, Tensor) else value)
         except (IndexError, ValueError) as error:
             raise type(error)(f"x[index] = value: {error} (tensor of shape {self.shape})") from None
         self._bump_version()
@@ -957,6 +958,58 @@ class _Methods:
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         return _ops.norm(self, p, dim, keepdim, dtype)
+
+    # linear algebra (minigrad.linalg): PyTorch's Tensor methods
+    def det(self):
+        return _linalg.det(self)
+
+    def logdet(self):
+        return _linalg.logdet(self)
+
+    def slogdet(self):
+        return _linalg.slogdet(self)
+
+    def inverse(self):
+        return _linalg.inv(self)
+
+    def cholesky(self, upper=False):
+        return _linalg.torch_cholesky(self, upper)
+
+    def qr(self, some=True):
+        return _linalg.torch_qr(self, some)
+
+    def svd(self, some=True, compute_uv=True):
+        return _linalg.torch_svd(self, some, compute_uv)
+
+    def pinverse(self, rcond=1e-15):
+        return _linalg.pinverse(self, rcond)
+
+    def matrix_power(self, n):
+        return _linalg.matrix_power(self, n)
+
+    def matrix_exp(self):
+        return _linalg.matrix_exp(self)
+
+    def lu(self, pivot=True, get_infos=False):
+        return _linalg.torch_lu(self, pivot, get_infos)
+
+    def lu_solve(self, LU_data, LU_pivots):
+        return _linalg.torch_lu_solve(self, LU_data, LU_pivots)
+
+    def cholesky_solve(self, input2, upper=False):
+        return _linalg.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper=False):
+        return _linalg.cholesky_inverse(self, upper)
+
+    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+        return _linalg.triangular_solve(self, A, upper, transpose, unitriangular)
+
+    def orgqr(self, input2):
+        return _linalg.householder_product(self, input2)
+
+    def ormqr(self, input2, input3, left=True, transpose=False):
+        return _linalg.ormqr(self, input2, input3, left, transpose)
 
     def any(self, dim=None, keepdim=False):
         return _ops.any(self, dim, keepdim)

@@ -132,6 +132,16 @@ CASES = {
                                          [normal(3, 4), normal(3, 4, seed=1)]),
     "attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
                   [normal(2, 3, 4), normal(2, 3, 4, seed=1), normal(2, 3, 4, seed=2)]),
+    # minigrad.linalg's primitives (tests/test_linalg.py has the compositions and PyTorch comparisons);
+    # eigh and svd outputs are taken sign-free (a singular or eigen vector's sign is arbitrary)
+    "linalg inv": (lambda a: mg.linalg.inv(a), [normal(3, 3)]),
+    "linalg det": (lambda a: mg.linalg.det(a), [normal(2, 3, 3)]),
+    "linalg slogdet": (lambda a: mg.linalg.slogdet(a).logabsdet, [normal(3, 3)]),
+    "linalg solve": (lambda a, b: mg.linalg.solve(a, b), [normal(3, 3), normal(3, 2, seed=1)]),
+    "linalg cholesky": (lambda x: mg.linalg.cholesky(x @ x.mT + 3 * mg.eye(3, dtype=mg.float64)), [normal(3, 3)]),
+    "linalg eigh": (lambda x: (lambda w, v: (w, v * v))(*mg.linalg.eigh(x + x.mT)), [normal(3, 3)]),
+    "linalg svd": (lambda a: (lambda u, s, vh: (s, u @ vh))(*mg.linalg.svd(a, full_matrices=False)), [normal(4, 2)]),
+    "linalg qr": (lambda a: tuple(mg.linalg.qr(a)), [normal(4, 3)]),
 }
 
 

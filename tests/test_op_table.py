@@ -132,9 +132,10 @@ CASES = [
     Case("div_trunc", lambda L, a, b: L.div(a, b, rounding_mode="trunc"), [real, positive]),
     Case("div_floor", lambda L, a, b: a.div(b, rounding_mode="floor"), [real, positive]),
     Case("floordiv_operator", lambda L, a, b: a // b, [real, positive], grad=False),  # PyTorch: no derivative
-    # PyTorch's gradient at a = ±inf is NaN (its formula's inf / inf); minigrad's is ±1
+    # PyTorch's gradient at a = ±inf or NaN is NaN (its formula's result / a); minigrad's is ±1, and 0 at
+    # NaN (abs's gradient there, as PyTorch's abs)
     Case("copysign", lambda L, a, b: L.copysign(a, b), [off_kinks, real], constants=(1,),
-         edge_exclude=(math.inf, -math.inf)),
+         edge_exclude=(math.inf, -math.inf, math.nan)),
     Case("lerp", lambda L, a, b, w: L.lerp(a, b, w), [real, real, probability]),
     Case("lerp_scalar", lambda L, a, b: a.lerp(b, 0.3), [real, real]),
     # at a = b = ±inf PyTorch's gradient is NaN, minigrad's 1/2 each (the limit along a = b)
@@ -236,9 +237,12 @@ CASES = [
     # -- losses and distances --
     Case("binary_cross_entropy", lambda L, p, y: F(L).binary_cross_entropy(p, y), [probability, probability],
          constants=(1,), edges=False),  # its edges: test_binary_cross_entropy_at_0_and_1
+    # at a NaN difference (NaN, or inf - inf) PyTorch's gradient is NaN, minigrad's 0 (abs's gradient at NaN is 0,
+    # as PyTorch's abs)
     Case("huber_loss", lambda L, x, y: F(L).huber_loss(x, y, delta=0.5, reduction="none"), [real, real],
-         constants=(1,)),
-    Case("smooth_l1_loss", lambda L, x, y: F(L).smooth_l1_loss(x, y, beta=0.5), [real, real], constants=(1,)),
+         constants=(1,), edge_exclude=(math.nan, math.inf, -math.inf)),
+    Case("smooth_l1_loss", lambda L, x, y: F(L).smooth_l1_loss(x, y, beta=0.5), [real, real], constants=(1,),
+         edge_exclude=(math.nan, math.inf, -math.inf)),
     Case("soft_margin_loss", lambda L, x, y: F(L).soft_margin_loss(x, y), [real, labels], constants=(1,),
          edge_exclude=(math.inf, -math.inf)),  # labels are ±1: infinite ones give NaN in both, differently
     Case("multilabel_soft_margin_loss", lambda L, x, y: F(L).multilabel_soft_margin_loss(x, y), [real, probability],

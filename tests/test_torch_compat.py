@@ -134,7 +134,10 @@ def test_the_relocated_modules_are_the_modules_at_pytorchs_paths():
 PYTORCH_PATHS = {
     "linear": ["Linear", "Identity"], "activation": ["MultiheadAttention", "GELU", "ReLU", "SiLU", "Tanh",
                                                      "Sigmoid", "Softmax", "LogSoftmax"],
-    "normalization": ["LayerNorm"], "sparse": ["Embedding"], "dropout": ["Dropout"], "flatten": ["Flatten"],
+    "normalization": ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"],
+    "batchnorm": ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"],
+    "instancenorm": ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"],
+    "rnn": ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNNCellBase"], "sparse": ["Embedding"], "dropout": ["Dropout"], "flatten": ["Flatten"],
     "container": ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"],
     "transformer": ["Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
                     "TransformerDecoderLayer"],

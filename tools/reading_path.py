@@ -26,7 +26,7 @@ PATH = [
     ("minigrad/composites/__init__.py", None),
     ("minigrad/composites/softmax.py", None),
     ("minigrad/composites/linear.py", None),
-    ("minigrad/composites/normalization.py", None),
+    ("minigrad/composites/normalization.py", ("layer_norm",)),  # the layer norm a Transformer uses
     ("minigrad/composites/attention.py", None),
     ("minigrad/kernels/softmax.py", None),
     ("minigrad/nn/attention.py", ("MultiheadAttention",)),

@@ -75,9 +75,14 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
             allowed = mask
         elif mask.dtype.kind == "f":
             blocked = np.isneginf(mask)
-            finite = np.where(blocked, 0, mask)
-            if finite.any():  # a mask of only 0 and -inf adds nothing: skip the addition
-                scores = scores + Tensor._make(finite.astype(scores.dtype))
+            if isinstance(attn_mask, Tensor) and attn_mask.requires_grad:
+                # a learned additive bias: added as a Tensor so that it gets its gradient, which is
+                # dL/dscores summed to the mask's shape (the engine sums broadcast gradients back)
+                scores = scores + attn_mask.to(scores.dtype)
+            else:
+                finite = np.where(blocked, 0, mask)
+                if finite.any():  # a mask of only 0 and -inf adds nothing: skip the addition
+                    scores = scores + Tensor._make(finite.astype(scores.dtype))
             allowed = ~blocked if blocked.any() else None
         else:
             raise TypeError(f"scaled_dot_product_attention: attn_mask must be bool or float, got {mask.dtype}")

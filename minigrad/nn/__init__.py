@@ -11,6 +11,8 @@
     loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss, BCELoss,
                     HuberLoss, SmoothL1Loss and the margin, ranking and likelihood losses
     functional.py   the stateless forms and losses (cross_entropy, mse_loss, pad, ...);  init.py initialisers
+    recurrent.py    RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell (PyTorch's parameters and outputs)
+    normalization.py BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, GroupNorm, RMSNorm, LocalResponseNorm
     masks.py        PyTorch's two mask conventions, and the one place minigrad converts between them
     attention.py    scaled dot-product attention and MultiheadAttention: the one attention implementation
     positional.py   sinusoidal PositionalEncoding (PyTorch has none)
@@ -36,6 +38,11 @@ from .activations import (
     Mish, PairwiseDistance, PReLU, ReflectionPad1d, ReLU6, ReplicationPad1d, RReLU, Softmax2d, Softmin, Softplus,
     Softshrink, Softsign, Tanhshrink, Threshold, Unflatten, ZeroPad1d,
 )
+from .normalization import (
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+    LocalResponseNorm, RMSNorm,
+)
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .loss import (
     BCELoss, CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, MarginRankingLoss,
@@ -54,14 +61,12 @@ from . import utils
 # PyTorch layers minigrad leaves out on purpose (README: Non-goals): asking for one says so, instead of
 # a bare AttributeError that reads like a typo.
 _LEFT_OUT = {
-    "recurrent layers": ("RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNNCellBase"),
     "convolutions and pooling": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
                                  "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
                                  "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
                                  "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Fold", "Unfold", "PixelShuffle",
                                  "Upsample"),
-    "batch statistics": ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
-                         "InstanceNorm2d", "InstanceNorm3d", "GroupNorm"),
+    "distributed training": ("SyncBatchNorm",),
 }
 
 

@@ -5,6 +5,7 @@ the activations and losses, each with its kernel) and the primitives (embedding,
 Attention is in attention.py.
 """
 import functools
+import math
 import warnings
 
 import numpy as np
@@ -91,6 +92,75 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"layer_norm: input of shape {input.shape} does not end in normalized_shape {normalized_shape}"
         )
     return normalization.layer_norm(input, weight, bias, len(normalized_shape), eps)
+
+
+def _check_channels(op, input, min_dims, **vectors):
+    """input (N, C, ...) with at least min_dims dims; each given per-channel vector of shape (C,)."""
+    require_floating(input, op)
+    if input.ndim < min_dims:
+        raise ShapeError(f"{op}: expects input of shape (N, C, ...) with at least {min_dims} dims, got {input.shape}")
+    for name, v in vectors.items():
+        if v is not None and tuple(v.shape) != (input.shape[1],):
+            raise ShapeError(f"{op}: {name} of shape {tuple(v.shape)} does not match the input's "
+                             f"{input.shape[1]} channels (dim 1 of shape {input.shape})")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Normalise each channel (dim 1) over the batch and the other dims: with the batch's statistics
+    while training (and move running_mean/var towards them by momentum), with the running ones else."""
+    _check_channels("batch_norm", input, 2, running_mean=running_mean, running_var=running_var, weight=weight,
+                    bias=bias)
+    if training and input.numel() // max(input.shape[1], 1) <= 1:
+        raise ValueError(f"batch_norm: Expected more than 1 value per channel when training, got input of shape "
+                         f"{input.shape}")
+    if not training and (running_mean is None or running_var is None):
+        raise ValueError("batch_norm: running_mean and running_var are needed when training=False")
+    return normalization.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalise each sample's channel over its other dims (use_input_stats=False: the running statistics)."""
+    _check_channels("instance_norm", input, 3, running_mean=running_mean, running_var=running_var, weight=weight,
+                    bias=bias)
+    if use_input_stats and math.prod(input.shape[2:]) <= 1:
+        raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, got input of shape "
+                         f"{input.shape}")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise ValueError("instance_norm: running_mean and running_var are needed when use_input_stats=False")
+    return normalization.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum,
+                                       eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise each sample over groups of num_groups consecutive channels (and the other dims)."""
+    _check_channels("group_norm", input, 2, weight=weight, bias=bias)
+    if num_groups <= 0 or input.shape[1] % num_groups:
+        raise ValueError(f"group_norm: the {input.shape[1]} channels of the input (shape {input.shape}) cannot be "
+                         f"split into {num_groups} groups of equal size")
+    return normalization.group_norm(input, num_groups, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) * weight over the last dims; eps=None: the dtype's machine epsilon, as PyTorch."""
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    require_floating(input, "rms_norm")
+    if tuple(input.shape[input.ndim - len(normalized_shape):]) != normalized_shape:
+        raise ShapeError(f"rms_norm: input of shape {input.shape} does not end in normalized_shape {normalized_shape}")
+    if weight is not None and tuple(weight.shape) != normalized_shape:
+        raise ShapeError(f"rms_norm: weight of shape {tuple(weight.shape)} is not normalized_shape {normalized_shape}")
+    eps = float(np.finfo(input.dtype).eps) if eps is None else eps
+    return normalization.rms_norm(input, len(normalized_shape), weight, eps)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x_c / (k + alpha / size * sum of x^2 over `size` neighbouring channels)^beta (AlexNet's normalisation)."""
+    require_floating(input, "local_response_norm")
+    if input.ndim < 3:
+        raise ValueError(f"local_response_norm: expects input of 3 or more dims (N, C, ...), got shape {input.shape}")
+    if size < 1:
+        raise ValueError(f"local_response_norm: size must be at least 1, got {size}")
+    return normalization.local_response_norm(input, int(size), alpha, beta, k)
 
 
 _REDUCTIONS = ("mean", "sum", "none")

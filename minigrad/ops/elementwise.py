@@ -103,6 +103,8 @@ def power(x, p):
     negative powers)."""
     if isinstance(p, (np.ndarray, np.generic)) and p.ndim == 0 and p.dtype.kind in "iuf":
         p = p.item()
+    if _integer_array(x) and _integer_array(p) and np.ndim(p) > 0 and (np.asarray(p) < 0).any():
+        return _integer_negative_power(x, p)
     if not (isinstance(x, np.ndarray) and x.dtype.kind == "f" and isinstance(p, (int, float))):
         return np.power(x, p)
     if p == 0.5:
@@ -118,6 +120,23 @@ def power(x, p):
         return 1 / _multiplied(x, -n)
     out = _multiplied(x, n)
     return out.copy() if out is x else out
+
+
+def _integer_array(a):
+    if isinstance(a, (int, np.integer)) and not isinstance(a, bool):
+        return True  # 2 ** int_tensor: a plain integer base
+    return isinstance(a, np.ndarray) and a.dtype.kind in "iu"
+
+
+def _integer_negative_power(x, p):
+    """Integer x ** integer tensor p with some p < 0, as PyTorch computes it: x^-n is 1 / x^n rounded
+    toward 0, so 1 for x = 1, +-1 for x = -1 (by the parity of n) and 0 for every other x, 0 included.
+    (NumPy refuses; PyTorch refuses only a negative number as the exponent, not a tensor of them.)"""
+    negative = p < 0
+    kept = np.power(x, np.where(negative, 0, p))  # x^0 = 1 stands in where p < 0, replaced below
+    odd = (p % 2) == 1
+    inverse = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0))
+    return np.where(negative, inverse, kept).astype(kept.dtype, copy=False)
 
 
 def _multiplied(x, n):
@@ -140,7 +159,8 @@ class Pow(Function, arrays=True):
     def forward(ctx, a, b):
         # y = a^b
         try:
-            out = power(a, b)
+            with np.errstate(divide="ignore"):  # 0^-1 = inf, as PyTorch, without a warning
+                out = power(a, b)
         except ValueError:
             raise _broadcast_error("pow", a, b) from None
         ctx.save_for_backward(a, b, out)
@@ -159,10 +179,12 @@ class Pow(Function, arrays=True):
             with np.errstate(divide="ignore", invalid="ignore"):
                 grad_a = grad * np.where(b_zero, 0, b * power(np.where(b_zero, 1, a), b - 1))
         if need_b:
-            # where a == 0 the term a^b log a has limit 0 (for b > 0): log of a stand-in 1 there
+            # where a == 0 and b >= 0 the term a^b log a has limit 0: log of a stand-in 1 there, as PyTorch;
+            # at a = 0, b < 0 it is inf * log(0) = -inf (PyTorch's value too), not NaN
             if not isinstance(a, (np.ndarray, Tensor)):
                 a = np.asarray(a, dtype=out.dtype)  # a plain-number base would make log(a) float64
-            grad_b = grad * out * np.log(np.where(a == 0, 1, a))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                grad_b = grad * out * np.log(np.where((a == 0) & (b >= 0), 1, a))
         return grad_a, grad_b
 
 

@@ -24,8 +24,8 @@ def _check_mask(mask, shape, position, parts):
 
 def _dims_used(part):
     """How many dims of the indexed tensor one part of an index consumes."""
-    if part is None or part is Ellipsis:
-        return 0
+    if part is None or part is Ellipsis or isinstance(part, bool):
+        return 0  # x[True] adds a dim rather than consuming one
     if isinstance(part, (np.ndarray, Tensor, list)):
         kind = (part._array if isinstance(part, Tensor) else np.asarray(part)).dtype.kind
         if kind == "b":
@@ -45,6 +45,10 @@ def _plain_index(index, shape):
             part = np.asarray(part) if part else np.zeros(0, dtype=np.int64)  # x[[]] selects nothing
             if part.dtype.kind == "f":
                 raise IndexError(f"index: indices must be integers or bools, got floats {part.tolist()!r:.60}")
+        if isinstance(part, np.ndarray) and part.ndim == 0:
+            part = part.item()  # a 0-d tensor indexes as the number it holds (PyTorch: an int selects)
+        if isinstance(part, bool):
+            advanced = True  # x[True] adds a dim of 1 and x[False] one of 0; both index like tensors
         if isinstance(part, np.ndarray):
             if part.dtype.kind == "b":
                 _check_mask(part, shape, position, parts)
@@ -74,7 +78,7 @@ class GetItem(Function, arrays=True):
             # so that x[1].fill_(5) changes x, as in PyTorch
             index = parts + (Ellipsis,)
         try:
-            return x[index]
+            return read(x, index)
         except IndexError as error:
             raise IndexError(f"index: {error} (indexing a tensor of shape {x.shape})") from None
 
@@ -104,11 +108,10 @@ class IndexAdd(Function, arrays=True):
             axis, along = taken
             return take_grad(g, along, axis, shape)
         out = np.zeros(shape, dtype=g.dtype)
-        parts = index if isinstance(index, tuple) else (index,)
-        if any(isinstance(p, np.ndarray) and p.dtype.kind in "iu" for p in parts):
-            np.add.at(out, index, g)  # integer arrays may name a place twice: each adds
+        if _is_advanced(index):
+            add_at(out, index, g)  # integer arrays may name a place twice: each adds
         else:
-            out[index] = g  # slices, ints, a bool mask: each place at most once
+            out[index] = g  # slices, ints: each place at most once
         return out
 
     @staticmethod
@@ -127,7 +130,7 @@ class SetItem(Function, arrays=True):
         ctx.index = index
         out = x.copy()
         try:
-            out[index] = value
+            write(out, index, value)
         except (IndexError, ValueError) as error:
             raise type(error)(f"x[index] = value: {error} (tensor of shape {x.shape})") from None
         return out
@@ -143,8 +146,10 @@ class SetItem(Function, arrays=True):
 
 
 def _is_advanced(index):
+    if isinstance(index, SplitIndex):
+        return True
     parts = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(part, np.ndarray) for part in parts)
+    return any(isinstance(part, (np.ndarray, bool)) for part in parts)
 
 
 
@@ -203,9 +208,81 @@ class Triangle(Function, arrays=True):
 
 
 
+class SplitIndex:
+    """An index applied in two steps, x[basic][tensors], so that its dims land where PyTorch puts them.
+
+    PyTorch applies an integer index first, as a select that removes its dim, and only then the tensor
+    indices: their broadcast dims replace the dims they index when those are adjacent, else they go
+    first. NumPy counts an integer as one more array, so x[1, :, d] puts d's dims first in NumPy and
+    in place in PyTorch. Here the integers, slices, None and ... are applied first as a view (`basic`),
+    then the tensor indices with full slices between them (`tensors`), on which NumPy's rule and
+    PyTorch's agree. Both steps are plain NumPy indices: reads, writes and adds go through read(),
+    write() and add_at().
+    """
+
+    def __init__(self, basic, tensors):
+        self.basic, self.tensors = basic, tensors
+
+    def __repr__(self):
+        return f"SplitIndex(basic={self.basic!r}, tensors={self.tensors!r})"
+
+
+def _split(plain):
+    """SplitIndex of a NumPy index holding both integers and arrays (or bools); others are kept."""
+    has_int = any(isinstance(p, int) and not isinstance(p, bool) for p in plain)
+    if not has_int:
+        return plain  # no integer: NumPy already places the arrays as PyTorch does
+    whole = slice(None)
+    basic, tensors = [], []
+    for part in plain:
+        if isinstance(part, bool):  # a new dim of size 1 (True: kept once; False: kept zero times)
+            basic.append(None)
+            tensors.append(np.zeros(1 if part else 0, dtype=np.intp))
+        elif isinstance(part, np.ndarray):
+            basic.append(whole)
+            tensors.append(part)
+        elif isinstance(part, int):
+            basic.append(part)  # selected away in the first step: separates nothing in the second
+        elif part is Ellipsis:
+            basic.append(part)
+            tensors.append(part)
+        else:  # a slice or None: one dim of the first step's result, taken whole in the second
+            basic.append(part)
+            tensors.append(whole)
+    return SplitIndex(tuple(basic), tuple(tensors))
+
+
+def read(x, index):
+    """x[index] for a NumPy index or a SplitIndex."""
+    if isinstance(index, SplitIndex):
+        return x[index.basic][index.tensors]
+    return x[index]
+
+
+def write(out, index, value):
+    """out[index] = value in place (the first step of a SplitIndex is a view, so the write lands)."""
+    if isinstance(index, SplitIndex):
+        out[index.basic][index.tensors] = value
+    else:
+        out[index] = value
+
+
+def add_at(out, index, g):
+    """out[index] += g in place, a place named twice receiving both."""
+    if isinstance(index, SplitIndex):
+        out, index = out[index.basic], index.tensors
+    np.add.at(out, index, g)
+
+
 def numpy_index(index, shape):
-    """(the index as NumPy takes it, whether it is advanced), for x[index] and x[index] = value."""
+    """(the index as NumPy takes it, whether it is advanced), for x[index] and x[index] = value.
+
+    An index mixing integers with tensors comes back as a SplitIndex, giving PyTorch's placement."""
     plain, advanced = _plain_index(index, shape)
+    if advanced:
+        plain = _split(plain)
+        if isinstance(plain, SplitIndex):
+            return plain, advanced
     return (plain if isinstance(index, tuple) or len(plain) != 1 else plain[0]), advanced
 
 

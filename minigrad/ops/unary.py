@@ -107,9 +107,10 @@ class Abs(Function, arrays=True):
 
     @staticmethod
     def backward(ctx, grad):
-        # d|x|/dx = sign(x) (0 at x = 0, as PyTorch)
+        # d|x|/dx = sign(x) (0 at x = 0, and at NaN, as PyTorch)
         (x,) = ctx.saved_tensors
-        return grad * np.sign(x)  # (sign has derivative 0: it is a constant factor at every order)
+        sign = np.where(np.isnan(x), 0, np.sign(x))
+        return grad * sign  # (sign has derivative 0: it is a constant factor at every order)
 
 
 

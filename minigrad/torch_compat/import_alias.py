@@ -25,7 +25,6 @@ import sys
 _PACKAGE = __name__.split(".")[0]  # "minigrad"
 
 # PyTorch's path under minigrad -> the module in minigrad/torch_compat/ (its submodules follow it);
-# a home starting with ".." is a module elsewhere in minigrad ("..autograd.func": minigrad.autograd.func).
 RELOCATED = {
     "amp": "amp",
     "autograd.variable": "autograd_variable",
@@ -36,7 +35,6 @@ RELOCATED = {
     "determinism": "determinism",
     "device": "device",
     "distributed": "distributed",
-    "func": "..autograd.func",
     "import_alias": "import_alias",
     "jit": "jit",
     "nn.modules": "nn_modules",
@@ -46,15 +44,24 @@ RELOCATED = {
 }
 
 
+# PyTorch's path under minigrad -> a module elsewhere in minigrad (not in torch_compat/): `torch.linalg`
+# is minigrad/composites/linalg.py, the linear-algebra namespace (its primitives are in ops/linalg.py);
+# `torch.func` is minigrad/autograd/func.py.
+RELOCATED_IN_CORE = {
+    "func": "autograd.func",
+    "linalg": "composites.linalg",
+}
+
+
 def relocated(name):
     """The module's own name for `name`, a dotted name under minigrad: "minigrad.cuda.amp" ->
-    "minigrad.torch_compat.cuda.amp"; a name the table does not cover is returned as it is."""
+    "minigrad.torch_compat.cuda.amp", "minigrad.linalg" -> "minigrad.composites.linalg"; a name the
+    tables do not cover is returned as it is."""
     rest = name[len(_PACKAGE) + 1:]
-    for path, home in RELOCATED.items():
-        if rest == path or rest.startswith(path + "."):
-            if home.startswith(".."):
-                return f"{_PACKAGE}.{home[2:]}{rest[len(path):]}"
-            return f"{_PACKAGE}.torch_compat.{home}{rest[len(path):]}"
+    for table, home_package in ((RELOCATED, "torch_compat."), (RELOCATED_IN_CORE, "")):
+        for path, home in table.items():
+            if rest == path or rest.startswith(path + "."):
+                return f"{_PACKAGE}.{home_package}{home}{rest[len(path):]}"
     return name
 
 
@@ -109,7 +116,7 @@ def install():
     while `import minigrad.device` (and a pickle that names it) gets the module."""
     if not any(isinstance(finder, _AliasFinder) for finder in sys.meta_path):
         sys.meta_path.insert(0, _AliasFinder())
-    for path in RELOCATED:
+    for path in (*RELOCATED, *RELOCATED_IN_CORE):
         name = f"{_PACKAGE}.{path}"
         module = sys.modules.setdefault(name, importlib.import_module(relocated(name)))
         parent, _, attribute = name.rpartition(".")

@@ -7,6 +7,7 @@ from ...tensor import Tensor
 from . import rnn  # noqa: F401  (nn.utils.rnn, as in PyTorch)
 
 
+
 def _as_list(parameters):
     return [parameters] if isinstance(parameters, Tensor) else list(parameters)
 

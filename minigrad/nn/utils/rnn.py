@@ -1,7 +1,9 @@
-"""torch.nn.utils.rnn's pad_sequence: sequences of different lengths padded into one batch tensor.
+"""torch.nn.utils.rnn: pad_sequence, and the packed sequences minigrad does not have.
 
-Sequence models that take a padded batch (and a padding mask, minigrad/nn/masks.py) build it with this.
-The packed-sequence functions of that module serve recurrent layers, which minigrad leaves out.
+Sequence models that take a padded batch (and a padding mask, minigrad/nn/masks.py) build it with
+pad_sequence. A PackedSequence lets PyTorch's cuDNN kernels skip the padding of a batch of unequal
+lengths; minigrad's recurrent layers (minigrad/nn/recurrent.py) take padded tensors only, so the
+packing functions say so instead of failing later.
 """
 from ...errors import ShapeError
 from ...ops.join import stack
@@ -31,3 +33,24 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         along_length = (0, missing) if padding_side == "right" else (missing, 0)
         padded.append(ConstantPad.apply(seq, (along_length,) + ((0, 0),) * len(trailing), padding_value))
     return stack(padded, dim=0 if batch_first else 1)  # (B, L, *) or (L, B, *)
+
+
+_NO_PACKING = ("minigrad's RNN, LSTM and GRU take padded tensors only: pad the batch (pad_sequence) and pass "
+               "the Tensor, masking the padded steps in the loss")
+
+
+class PackedSequence:
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"PackedSequence is not supported by minigrad: {_NO_PACKING}")
+
+
+def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
+    raise NotImplementedError(f"pack_padded_sequence is not supported by minigrad: {_NO_PACKING}")
+
+
+def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    raise NotImplementedError(f"pad_packed_sequence is not supported by minigrad: {_NO_PACKING}")
+
+
+def pack_sequence(sequences, enforce_sorted=True):
+    raise NotImplementedError(f"pack_sequence is not supported by minigrad: {_NO_PACKING}")

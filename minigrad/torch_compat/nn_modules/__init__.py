@@ -8,9 +8,12 @@ re-exports them under PyTorch's file name, so both paths give the same class obj
 `minigrad.nn.modules` (minigrad/torch_compat/import_alias.py: RELOCATED).
 """
 from . import (
-    activation, container, distance, dropout, flatten, lazy, linear, loss, module, normalization, padding, sparse,
-    transformer,
+    activation, batchnorm, container, distance, dropout, flatten, instancenorm, lazy, linear, loss, module,
+    normalization, padding, rnn, sparse, transformer,
 )
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .activation import GELU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout
@@ -23,7 +26,7 @@ from .dropout import AlphaDropout, FeatureAlphaDropout
 from .flatten import Unflatten
 from .linear import Bilinear
 from .module import Module
-from .normalization import LayerNorm
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .sparse import Embedding
 from .transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
