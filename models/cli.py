@@ -10,6 +10,8 @@
     minigrad translate "22 Nov 2026" --verbose --beam 3  # how sure the model is; three candidates
     minigrad eval --checkpoint runs/dates.npz
     minigrad explore copy                    # one example's backward pass as a page: runs/explore-copy.html
+    minigrad run train.py --lr 3e-4          # a PyTorch script, unchanged, with `torch` bound to minigrad
+    minigrad run --explore 3 train.py        # ... and the page of its 3rd backward(): runs/explore-train-step3.html
     minigrad --version
 
 A checkpoint holds two models: the best one by held-out exact match, which translate and eval use,
@@ -32,6 +34,7 @@ import tempfile
 import numpy as np
 
 import minigrad as mg
+from minigrad.utils import script_runner
 from .data import BOS, EOS, Vocab, pad_batch
 
 from . import inference
@@ -423,7 +426,14 @@ def _main(argv):
     explore.add_argument("--checkpoint", help="the model (default runs/TASK.npz if it exists; else a fresh one)")
     explore.add_argument("--out", help="the page (default runs/explore-TASK.html)")
     explore.add_argument("--seed", type=_non_negative_int, default=0, help="which example is drawn")
+    script_runner.add_arguments(sub.add_parser(
+        "run", help="run a PyTorch script on minigrad, unchanged",
+        description="Run SCRIPT as `python SCRIPT ARGS` would, with `torch` bound to minigrad before its first "
+                    "line (its own arguments, folder, relative files and exit status as in a plain run). What "
+                    "minigrad lacks ends the run with one line naming it. Options go before SCRIPT."))
     args = parser.parse_args(argv)
+    if args.command == "run":  # the script's own errors are its own: none of the refusals below
+        return script_runner.run_from_args(args)
     try:
         return {"train": _train, "translate": _translate, "eval": _evaluate, "explore": _explore}[args.command](args)
     except Refusal as error:
