@@ -42,7 +42,7 @@ from .gpt import generate
 from .training import TASKS, Trainer, default_checkpoint, load_for_inference, train_command
 from .transformer import beam_search, greedy_decode
 
-# How long `minigrad train TASK` takes with its defaults: the README's "Measured" table (2-core CPU)
+# How long `minigrad train TASK` takes with its defaults: docs/cli.md's "Measured" table (2-core CPU)
 TRAINING_TIME = {"copy": "about 16 seconds", "reverse": "about 22 seconds", "dates": "about 5 minutes",
                  "addition": "about 3 minutes"}
 
@@ -381,7 +381,8 @@ def main(argv=None):
         return 128 + signal.SIGINT
 
 
-def _main(argv):
+def build_parser():
+    """The command line of `minigrad` (tests/test_docs.py parses every command the docs show with it)."""
     parser = argparse.ArgumentParser(
         prog="minigrad", description="Train and use minigrad's toy Transformers.",
         epilog="minigrad COMMAND --help tells more about each command.")
@@ -431,7 +432,11 @@ def _main(argv):
         description="Run SCRIPT as `python SCRIPT ARGS` would, with `torch` bound to minigrad before its first "
                     "line (its own arguments, folder, relative files and exit status as in a plain run). What "
                     "minigrad lacks ends the run with one line naming it. Options go before SCRIPT."))
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _main(argv):
+    args = build_parser().parse_args(argv)
     if args.command == "run":  # the script's own errors are its own: none of the refusals below
         return script_runner.run_from_args(args)
     try:
