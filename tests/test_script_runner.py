@@ -108,6 +108,8 @@ def test_what_minigrad_lacks_ends_the_run_with_one_line(project):
      "torch.special_function_minigrad_lacks is not in minigrad"),
     ("import torch\nx = torch.zeros(3)\ny = x.method_minigrad_lacks()\n", "torch.Tensor.method_minigrad_lacks is not in minigrad"),
     ("import torch\nimport torch.fft\n", "the module torch.fft is not in minigrad"),
+    ("import torch\nlayer = torch.nn.Linear(2, 3)\nlayer.weights\n",
+     "torch.nn.Linear.weights: this Linear has no 'weights'; either minigrad lacks it or the script names"),
     ("import torch\nfrom torch.nn.functional import conv2d\n", "torch.nn.functional.conv2d is not in minigrad"),
     ("import torch\nimport torchvision\n", "No module named 'torchvision': minigrad stands in for torch itself"),
 ])

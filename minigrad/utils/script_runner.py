@@ -93,11 +93,11 @@ def run_script(script, args=(), *, explore_step=None, explore_out=None, full_tra
     path = os.path.abspath(script)  # __main__.__file__ is absolute, as python makes it
     watch = _ExploreAt(explore_step, explore_out or _default_page(script, explore_step), script) \
         if explore_step else None
-    saved = sys.argv, sys.path[:1], {n: m for n, m in sys.modules.items() if n in ("__main__", "torch")
-                                      or n.startswith("torch.")}
+    saved_argv, saved_path = sys.argv, sys.path[:1]
+    saved_modules = {n: m for n, m in sys.modules.items() if n in ("__main__", "torch") or n.startswith("torch.")}
     sys.argv = [script, *args]
     sys.path[:1] = [os.path.dirname(os.path.realpath(script))]  # python puts the script's own folder first
-    for name in saved[2]:
+    for name in saved_modules:
         if name.startswith("torch."):
             del sys.modules[name]  # a PyTorch imported before in this process steps aside
     sys.modules["torch"] = minigrad  # `import torch.X` now finds minigrad.X (import_alias's finder)
@@ -119,10 +119,10 @@ def run_script(script, args=(), *, explore_step=None, explore_out=None, full_tra
     finally:
         if watch:
             watch.stop()
-        sys.argv, sys.path[:1] = saved[0], saved[1]
+        sys.argv, sys.path[:1] = saved_argv, saved_path
         for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
             del sys.modules[name]
-        sys.modules.update(saved[2])
+        sys.modules.update(saved_modules)
     return 0
 
 
@@ -153,6 +153,9 @@ def missing(error):
 def _what_is_missing(error):
     if isinstance(error, AttributeError) and error.name is not None and _is_minigrads(error.obj):
         name = f"{_torch_name(error.obj)}.{error.name}"
+        if isinstance(error.obj, minigrad.nn.Module):  # a layer: the script may name a part it does not hold
+            return f"{name}: this {type(error.obj).__name__} has no {error.name!r}; either minigrad lacks it or " \
+                   f"the script names something the module does not hold"
         own = str(error)  # minigrad's own refusal says why (nn.Conv2d: convolutions are a non-goal)
         because = "" if own.startswith(("module ", "type object ", f"'{type(error.obj).__name__}' object")) \
             else f" ({own})"
@@ -176,7 +179,7 @@ def _what_is_missing(error):
 
 def _is_minigrads(obj):
     """A minigrad module, class or object (the script's own subclasses are the script's)."""
-    if type(obj).__name__ == "module":
+    if isinstance(obj, types.ModuleType):
         return obj.__name__.split(".")[0] == "minigrad"
     cls = obj if isinstance(obj, type) else type(obj)
     return cls.__module__.split(".")[0] == "minigrad"
@@ -184,7 +187,7 @@ def _is_minigrads(obj):
 
 def _torch_name(obj):
     """How the script spelled the object: torch.nn.functional, torch.Tensor, torch.nn.Linear."""
-    if type(obj).__name__ == "module":
+    if isinstance(obj, types.ModuleType):
         return _as_torch(obj.__name__)
     cls = obj if isinstance(obj, type) else type(obj)
     if issubclass(cls, Tensor):
