@@ -2,7 +2,7 @@
 
     python benchmarks/explore_page.py                          # runs/copy.npz if it exists, else a fresh model
     python benchmarks/explore_page.py --checkpoint runs/copy.npz --out /tmp/pages
-    python benchmarks/explore_page.py --screenshot docs/images/explore.png    # the README's picture
+    python benchmarks/explore_page.py --screenshot docs/images/explore.png    # the picture in README.md and docs/seeing_backprop.md
 
 Pages: the copy task's model (one example, as `minigrad explore copy` writes it, and a training batch
 of 64), and the GPT of tests/torch_code/nanogpt_style.py (nanoGPT's style, `torch` bound to minigrad;

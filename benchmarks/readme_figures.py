@@ -1,4 +1,4 @@
-"""Regenerate the README's "Measured" table: train each task with the command's defaults.
+"""Regenerate the "Measured" table of docs/cli.md: train each task with the command's defaults.
 
     python benchmarks/readme_figures.py                     # copy, reverse, dates, addition (about 5 minutes alone)
     python benchmarks/readme_figures.py --tasks copy
@@ -8,7 +8,7 @@ into a temporary folder, and the script prints the table's rows in Markdown: the
 from the command's own result line ("held-out exact match: 100.00% after 700 steps, 9.8 s"), and from
 the checkpoint its model configuration and the accuracy of the model it saved for translate (the
 best evaluation's, with its step when that is not the last). Run it on a quiet machine: the seconds are wall clock.
-The README's other figures come from their own commands, named beside each table:
+The docs' other figures come from their own commands, named beside each table:
 examples/why_scale.py, benchmarks/train_step.py, benchmarks/steps_to_target.py.
 """
 import argparse

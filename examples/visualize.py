@@ -1,9 +1,9 @@
-"""See backprop through attention: makes the pictures in the README (and prints two tables).
+"""See backprop through attention: makes the pictures in docs/seeing_backprop.md (and prints two tables).
 
     python examples/visualize.py                  # everything, into runs/visualize/; trains the date model
                                                   # (a minute or two) if runs/dates.npz is absent
     python examples/visualize.py --only graph     # just the computation graph (seconds)
-    python examples/visualize.py --out docs/images  # refresh the README's own pictures (tracked files)
+    python examples/visualize.py --out docs/images  # refresh the docs' own pictures (tracked files)
 
 Needs the `viz` extra (graphviz and matplotlib). Writes to --out (default runs/visualize/):
 
@@ -218,7 +218,7 @@ def have_matplotlib():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=os.path.join("runs", "visualize"),
-                        help="where the images go (default runs/visualize; docs/images refreshes the README's)")
+                        help="where the images go (default runs/visualize; docs/images refreshes the docs' own)")
     parser.add_argument("--only", choices=["graph", "gradient", "blame", "dates"], help="make just one part")
     parser.add_argument("--steps", type=int, default=1000, help="training steps, if the date model is trained here")
     parser.add_argument("--checkpoint", default=os.path.join("runs", "dates.npz"))

@@ -10,6 +10,8 @@
     minigrad translate "22 Nov 2026" --verbose --beam 3  # how sure the model is; three candidates
     minigrad eval --checkpoint runs/dates.npz
     minigrad explore copy                    # one example's backward pass as a page: runs/explore-copy.html
+    minigrad run train.py --lr 3e-4          # a PyTorch script, unchanged, with `torch` bound to minigrad
+    minigrad run --explore 3 train.py        # ... and the page of its 3rd backward(): runs/explore-train-step3.html
     minigrad --version
 
 A checkpoint holds two models: the best one by held-out exact match, which translate and eval use,
@@ -32,6 +34,7 @@ import tempfile
 import numpy as np
 
 import minigrad as mg
+from minigrad.utils import script_runner
 from .data import BOS, EOS, Vocab, pad_batch
 
 from . import inference
@@ -39,7 +42,7 @@ from .gpt import generate
 from .training import TASKS, Trainer, default_checkpoint, load_for_inference, train_command
 from .transformer import beam_search, greedy_decode
 
-# How long `minigrad train TASK` takes with its defaults: the README's "Measured" table (2-core CPU)
+# How long `minigrad train TASK` takes with its defaults: docs/cli.md's "Measured" table (2-core CPU)
 TRAINING_TIME = {"copy": "about 16 seconds", "reverse": "about 22 seconds", "dates": "about 5 minutes",
                  "addition": "about 3 minutes"}
 
@@ -378,7 +381,8 @@ def main(argv=None):
         return 128 + signal.SIGINT
 
 
-def _main(argv):
+def build_parser():
+    """The command line of `minigrad` (tests/test_docs.py parses every command the docs show with it)."""
     parser = argparse.ArgumentParser(
         prog="minigrad", description="Train and use minigrad's toy Transformers.",
         epilog="minigrad COMMAND --help tells more about each command.")
@@ -423,7 +427,18 @@ def _main(argv):
     explore.add_argument("--checkpoint", help="the model (default runs/TASK.npz if it exists; else a fresh one)")
     explore.add_argument("--out", help="the page (default runs/explore-TASK.html)")
     explore.add_argument("--seed", type=_non_negative_int, default=0, help="which example is drawn")
-    args = parser.parse_args(argv)
+    script_runner.add_arguments(sub.add_parser(
+        "run", help="run a PyTorch script on minigrad, unchanged",
+        description="Run SCRIPT as `python SCRIPT ARGS` would, with `torch` bound to minigrad before its first "
+                    "line (its own arguments, folder, relative files and exit status as in a plain run). What "
+                    "minigrad lacks ends the run with one line naming it. Options go before SCRIPT."))
+    return parser
+
+
+def _main(argv):
+    args = build_parser().parse_args(argv)
+    if args.command == "run":  # the script's own errors are its own: none of the refusals below
+        return script_runner.run_from_args(args)
     try:
         return {"train": _train, "translate": _translate, "eval": _evaluate, "explore": _explore}[args.command](args)
     except Refusal as error:

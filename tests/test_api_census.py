@@ -1,4 +1,4 @@
-"""tools/api_census.py, the README's count of PyTorch names minigrad has: every name present, and
+"""tools/api_census.py, docs/pytorch_surface.md's count of PyTorch names minigrad has: every name present, and
 (where PyTorch is installed) every listed name really PyTorch's, so the count means what it says."""
 import runpy
 from pathlib import Path

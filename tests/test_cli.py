@@ -20,7 +20,7 @@ from minigrad_models import cli, inference, training
 from minigrad_models.cli import main
 from minigrad_models.training import Trainer
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+CLI_DOCS = Path(__file__).resolve().parent.parent / "docs" / "cli.md"  # the Measured table
 TINY_MODEL = dict(d_model=16, num_heads=2, d_ff=32, num_encoder_layers=1, num_decoder_layers=1, dropout=0.0)
 
 
@@ -191,10 +191,10 @@ def test_resuming_a_babel_model_without_babel_says_what_it_needs(tmp_path, capsy
 
 
 # ---- missing checkpoints: how to make them ----------------------------------------------------------
-def test_the_training_times_quoted_are_the_readmes_measured_ones():
-    """`train it first ... (about 3 minutes)`: each figure is the README's Measured table, rounded."""
-    measured = dict(re.findall(r"^\| `minigrad train (\w+)` \|.*\| ([0-9.]+) s \|$", README.read_text(), re.M))
-    assert set(cli.TRAINING_TIME) == set(measured), "a task measured in the README has no figure, or the reverse"
+def test_the_training_times_quoted_are_the_measured_ones():
+    """`train it first ... (about 3 minutes)`: each figure is docs/cli.md's Measured table, rounded."""
+    measured = dict(re.findall(r"^\| `minigrad train (\w+)` \|.*\| ([0-9.]+) s \|$", CLI_DOCS.read_text(), re.M))
+    assert set(cli.TRAINING_TIME) == set(measured), "a task measured in docs/cli.md has no figure, or the reverse"
     for task, phrase in cli.TRAINING_TIME.items():
         number, unit = re.fullmatch(r"about ([0-9.]+) (seconds|minutes)", phrase).groups()
         seconds = float(number) * (60 if unit == "minutes" else 1)
@@ -271,11 +271,12 @@ def test_a_translation_piped_into_head_stops_quietly(untrained_copy):
     inputs = [f"{i:010d}" for i in range(200)]
     shell = f"{shlex.quote(sys.executable)} -m minigrad_models.cli translate {' '.join(inputs)} " \
             f"--checkpoint {shlex.quote(path)} 2>/dev/null | head -1; exit ${{PIPESTATUS[0]}}"
-    done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=120)
+    # 200 translations: 120 s ran out on a 2-core machine shared by several test runs (load average 10)
+    done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=600)
     assert done.stdout.startswith("0000000000 -> ") and done.stdout.count("\n") == 1
     assert done.returncode in (0, 141)  # 141 if head had gone before the last line was written
     quiet = subprocess.run([sys.executable, "-m", "minigrad_models.cli", "translate", *inputs, "--checkpoint", path],
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=600)
     assert quiet.returncode == 0 and quiet.stdout.count(" -> ") == 200  # all of them, when nobody stops reading
 
 

@@ -21,7 +21,7 @@ from minigrad.viz.formulas import formulas
 from minigrad_models.training import Trainer
 from test_explore import BadScale, ScaledMLP
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="Selenium is not installed (the `dev` extra installs it)")
+webdriver = pytest.importorskip("selenium.webdriver", reason="Selenium is not installed (the `test` extra installs it)")
 from selenium.webdriver.common.by import By  # noqa: E402
 
 

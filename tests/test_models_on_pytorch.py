@@ -119,7 +119,7 @@ def test_a_decoder_only_checkpoint_generates_the_same_on_pytorch(addition_run):
 
 
 def test_training_goes_on_with_pytorch(copy_run):
-    """The README's road: load the checkpoint on PyTorch and keep training with a PyTorch loop."""
+    """The road out (README, docs/pytorch_surface.md): load the checkpoint on PyTorch and keep training with a PyTorch loop."""
     trainer, path = copy_run
     model, _ = pytorch.load_checkpoint(path)
     model.train()

@@ -9,7 +9,7 @@ The kernel is this interpreter's own ipykernel (a kernelspec written to a tempor
 whatever `python3` kernel happens to be installed on the machine, so the notebook sees the same
 minigrad as the rest of the suite.
 
-The Jupyter tools come with the `dev` extra. If they are missing, this test FAILS (it does not skip):
+The Jupyter tools come with the `test` extra (and `dev`). If they are missing, this test FAILS (it does not skip):
 a suite that silently stops running the notebook would let it rot, which is what the test is for.
 
 The Graphviz program `dot`, which draws the notebook's computation graph, is a system program that pip
@@ -34,8 +34,8 @@ def _require(module):
     try:
         return importlib.import_module(module)
     except ImportError:
-        pytest.fail(f"running the notebook needs {module!r}, which the `dev` extra installs: "
-                    f"pip install -e \".[dev]\"  (or the `notebook` extra)")
+        pytest.fail(f"running the notebook needs {module!r}, which the `test` extra installs: "
+                    f"pip install -e \".[test]\"  (or the `notebook` extra)")
 
 
 def _this_interpreters_kernel(folder):

@@ -106,7 +106,7 @@ def test_the_entry_point_names_the_installed_package(wheel):
 
 
 def test_a_project_with_its_own_models_module_still_imports_minigrads(tmp_path):
-    """The README's road out, `from minigrad_models.pytorch import load_checkpoint`, run from a folder that
+    """The road out (README, docs/pytorch_surface.md), `from minigrad_models.pytorch import load_checkpoint`, run from a folder that
     holds its own models.py (common in ML projects): the user's file and minigrad's package do not meet,
     and no module of minigrad_models imports a top-level `models`."""
     (tmp_path / "models.py").write_text("raise ImportError('the user\\'s own models.py was imported')\n")

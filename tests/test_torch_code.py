@@ -435,14 +435,14 @@ def test_the_import_lines_of_these_codebases_work_with_minigrad_spelled():
     np.testing.assert_array_equal(as_array(padded), [9, 5, 6, 9, 9])
 
 
-def test_the_readme_example_runs_as_written():
-    """The README's "Write what you would write with torch" example, executed from the README itself."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("## Write what you would write with torch", 1)[1].split("\n## ", 1)[0]
+def test_the_documented_example_runs_as_written():
+    """docs/pytorch_surface.md's "Write what you would write with torch" example, executed from the page itself."""
+    page = (Path(__file__).resolve().parent.parent / "docs" / "pytorch_surface.md").read_text()
+    section = page.split("## Write what you would write with torch", 1)[1].split("\n## ", 1)[0]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     assert "import minigrad as torch" in code
     namespace = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/pytorch_surface.md", "exec"), namespace)
     x, attn, next_ids = namespace["x"], namespace["attn"], namespace["next_ids"]
     assert x.grad.shape == (2, 16, 32) and attn.c_attn.weight.grad.shape == (96, 32)
     assert next_ids.shape == (2, 1) and next_ids.dtype == mg.int64

@@ -257,7 +257,7 @@ def test_the_tensor_repr_names_its_node_as_pytorch():
 
 
 def test_minigrads_own_pictures_keep_the_short_op_names():
-    pytest.importorskip("graphviz")  # the Python package (the `dev` extra); the program dot is not needed
+    pytest.importorskip("graphviz")  # the Python package (the `test` extra); the program dot is not needed
     from minigrad import viz
 
     x = mg.randn(2, 3, requires_grad=True)

@@ -15,7 +15,7 @@ from minigrad import engine, function, nn, viz
 from minigrad_models.data import BOS, EOS, PAD
 from minigrad_models.transformer import Seq2SeqTransformer, TransformerConfig
 
-graphviz = pytest.importorskip("graphviz")  # the `dev` extra installs it, so CI runs every test here
+graphviz = pytest.importorskip("graphviz")  # the `test` extra installs it, so CI runs every test here
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason="the Graphviz program `dot` is not installed")
 
 

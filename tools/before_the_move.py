@@ -15,7 +15,7 @@ prints their losses side by side. With --full-run it also runs the old commit's 
 addition` (seed 0, 6,000 steps, an evaluation every 500) and prints its held-out evaluations.
 
 Equal numbers mean the same function and the same training: the difference lay elsewhere (the
-initialisation and the schedule, README "Why these settings").
+initialisation and the schedule, docs/cli.md "Why these settings").
 """
 import argparse
 import os

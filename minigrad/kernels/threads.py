@@ -23,7 +23,7 @@ at that moment (`idle_cores`, from the kernel's count of runnable threads): a pr
 idle cores for its large products, and processes that share the cores each keep to one, instead of
 taking turns on all of them. Idle workers sleep, so they cost nothing. Measured on the 2-core
 development machine (`python benchmarks/train_step.py --sizes tiny small --libraries minigrad
---parallel 2`; the README's Speed section has the whole run): with OpenBLAS's own 2 threads, two
+--parallel 2`; docs/speed.md has the whole run): with OpenBLAS's own 2 threads, two
 processes at once each ran 10-56x slower than alone; with minigrad's, each ran 0.93-1.00x as long as
 minigrad alone on one thread, the most a process can have when every core is taken.
 

@@ -58,7 +58,7 @@ from .transformer import (
 from . import utils
 
 
-# PyTorch layers minigrad leaves out on purpose (README: Non-goals): asking for one says so, instead of
+# PyTorch layers minigrad leaves out on purpose (docs/pytorch_surface.md: Non-goals): asking for one says so, instead of
 # a bare AttributeError that reads like a typo.
 _LEFT_OUT = {
     "convolutions and pooling": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
@@ -74,6 +74,6 @@ def __getattr__(name):
     for kind, names in _LEFT_OUT.items():
         if name in names:
             raise AttributeError(f"minigrad.nn has no {name}: minigrad covers attention and the Transformer, and "
-                                 f"leaves out {kind} (see the README's Non-goals); nn.TransformerEncoder, "
+                                 f"leaves out {kind} (see docs/pytorch_surface.md, Non-goals); nn.TransformerEncoder, "
                                  f"nn.MultiheadAttention and nn.Linear are here")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 PyTorch has ops whose GPU kernels add in a nondeterministic order, and this switch makes them refuse
 or choose a deterministic kernel. Every minigrad op gives the same bits for the same inputs and seed,
-whatever the thread count (the README's "Speed" section), so the switch is recorded and reads back,
+whatever the thread count (docs/speed.md), so the switch is recorded and reads back,
 and changes nothing.
 """
 _enabled = False

@@ -2,7 +2,7 @@
 
 ONNX export traces a model into an ONNX graph; minigrad has no tracer or ONNX writer. The road to
 ONNX goes through PyTorch: a minigrad model's state_dict loads into the PyTorch model with the same
-source (the README's "When you outgrow minigrad"), which torch.onnx.export can then export.
+source (docs/pytorch_surface.md, "When you outgrow minigrad"), which torch.onnx.export can then export.
 """
 
 
