@@ -19,8 +19,12 @@ from .kernels import allocator
 
 allocator.tune_on_import()  # glibc keeps freed memory for the next step's arrays; MINIGRAD_MALLOC=default: off
 from .creation import (
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, numel, ones,
-    ones_like, rand, randint, randn, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like,
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, logspace, numel,
+    ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, tril_indices,
+    triu_indices, zeros, zeros_like,
+)
+from .torch_compat.layout import (  # PyTorch's layout= and memory_format= values (minigrad: dense, C order)
+    channels_last, contiguous_format, layout, memory_format, preserve_format, sparse_coo, strided,
 )
 from .creation import (  # PyTorch's legacy constructors: mg.LongTensor([1, 2]), x.type(mg.FloatTensor)
     BoolTensor, ByteTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
