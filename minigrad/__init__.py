@@ -78,7 +78,8 @@ from .torch_compat.compiler import compile  # noqa: A004  (returns the model or 
 from .torch_compat.determinism import (
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms,
 )
-from .torch_compat.size import Size  # torch.Size: shapes by that name (minigrad's .shape is a plain tuple)
+from .torch_compat.size import Size  # torch.Size: what .shape and .size() return
+from .torch_compat.printing import set_printoptions, get_printoptions  # how tensors print, as torch's
 from .tensor import Tensor
 
 float = float32  # noqa: A001  (PyTorch's aliases)

@@ -158,13 +158,13 @@ class Function:
             if t is self._viewed:
                 raise RuntimeError(
                     f"{self.op_name} ({self.name()}): one of the variables needed for gradient computation has been "
-                    f"modified by an inplace operation: this op took a view of a tensor of shape {t.shape}, which was "
+                    f"modified by an inplace operation: this op took a view of a tensor of shape {tuple(t.shape)}, which was "
                     f"then changed in place (version {v} -> {t._version}); minigrad cannot send the view's gradient "
                     "through that change. Take the view after the in-place change, or change a copy (y = y.clone())."
                 )
             raise RuntimeError(
                 f"{self.op_name} ({self.name()}): one of the variables needed for gradient computation has been "
-                f"modified by an inplace operation: a tensor of shape {t.shape} that it saved for backward (or "
+                f"modified by an inplace operation: a tensor of shape {tuple(t.shape)} that it saved for backward (or "
                 f"viewed) was changed in place after the forward pass (version {v} -> {t._version}), so the "
                 "gradient would be wrong. Change it after backward(), or work on a copy (x.clone())."
             )
@@ -330,7 +330,7 @@ def lift(node, saved, output):
         else:
             raise RuntimeError(
                 f"{node.op_name} ({node.name()}): its backward cannot be differentiated: it reads a value its "
-                f"forward computed (an array of shape {a.shape}), which would enter the gradient's graph as a "
+                f"forward computed (an array of shape {tuple(a.shape)}), which would enter the gradient's graph as a "
                 f"constant and lose the terms of the second derivative that flow through it. {node.op_name} "
                 "must save its inputs or output and recompute the rest in its formula."
             )
@@ -338,7 +338,7 @@ def lift(node, saved, output):
         if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not any(value is a for a in saved):
             raise RuntimeError(
                 f"{node.op_name} ({node.name()}): its backward cannot be differentiated: it keeps a float array "
-                f"in ctx.{name} (shape {value.shape}), outside save_for_backward, which would enter the "
+                f"in ctx.{name} (shape {tuple(value.shape)}), outside save_for_backward, which would enter the "
                 "gradient's graph as a constant."
             )
     return tuple(lifted)

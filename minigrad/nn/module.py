@@ -397,7 +397,7 @@ class Module:
                 staged.append((target, array))
             elif problem == "size mismatch":
                 problems.append(f"size mismatch for {key}: copying a param with shape {np.shape(array)} from "
-                                f"checkpoint, the shape in current model is {target.shape}.")
+                                f"checkpoint, the shape in current model is {tuple(target.shape)}.")
             else:
                 problems.append(f"value problem for {key!r}: {problem}")
         if problems:

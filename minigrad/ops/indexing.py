@@ -17,7 +17,7 @@ def _check_mask(mask, shape, position, parts):
     covered = shape[start : start + mask.ndim] if start >= 0 else ()
     if tuple(covered) != mask.shape:
         raise IndexError(
-            f"index: a bool mask of shape {mask.shape} does not match dims {start}..{start + mask.ndim - 1} "
+            f"index: a bool mask of shape {tuple(mask.shape)} does not match dims {start}..{start + mask.ndim - 1} "
             f"of the indexed tensor of shape {shape}"
         )
 
@@ -76,7 +76,7 @@ class GetItem(Function, arrays=True):
         try:
             return x[index]
         except IndexError as error:
-            raise IndexError(f"index: {error} (indexing a tensor of shape {x.shape})") from None
+            raise IndexError(f"index: {error} (indexing a tensor of shape {tuple(x.shape)})") from None
 
     @staticmethod
     def backward(ctx, grad):
@@ -124,7 +124,7 @@ class SetItem(Function, arrays=True):
         try:
             out[index] = value
         except (IndexError, ValueError) as error:
-            raise type(error)(f"x[index] = value: {error} (tensor of shape {x.shape})") from None
+            raise type(error)(f"x[index] = value: {error} (tensor of shape {tuple(x.shape)})") from None
         return out
 
     @staticmethod
@@ -152,7 +152,7 @@ class MaskedFill(Function, arrays=True):
             return np.where(mask, np.asarray(value, dtype=x.dtype), x)
         except ValueError:
             raise ShapeError(
-                f"masked_fill: mask of shape {mask.shape} cannot be broadcast to the tensor's shape {x.shape}"
+                f"masked_fill: mask of shape {tuple(mask.shape)} cannot be broadcast to the tensor's shape {tuple(x.shape)}"
             ) from None
 
     @staticmethod
@@ -225,7 +225,7 @@ def masked_fill(x, mask, value):
     mask = _bool_array(mask, "masked_fill")
     if isinstance(value, Tensor):
         if value.numel() != 1:
-            raise ValueError(f"masked_fill: value must be a number or a 1-element tensor, got shape {value.shape}")
+            raise ValueError(f"masked_fill: value must be a number or a 1-element tensor, got shape {tuple(value.shape)}")
         value = value.item()
     return MaskedFill.apply(x, mask, scalar(value))
 
@@ -241,11 +241,11 @@ def where(condition, input, other):
 
 def tril(x, diagonal=0):
     if x.ndim < 2:
-        raise ShapeError(f"tril: needs at least 2 dims, got shape {x.shape}")
+        raise ShapeError(f"tril: needs at least 2 dims, got shape {tuple(x.shape)}")
     return Triangle.apply(x, diagonal, False)
 
 
 def triu(x, diagonal=0):
     if x.ndim < 2:
-        raise ShapeError(f"triu: needs at least 2 dims, got shape {x.shape}")
+        raise ShapeError(f"triu: needs at least 2 dims, got shape {tuple(x.shape)}")
     return Triangle.apply(x, diagonal, True)

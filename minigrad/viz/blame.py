@@ -195,7 +195,7 @@ def _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full, tal
             try:
                 grad = engine.sum_to_shape(grad, arg.shape)
             except ShapeError:
-                return False, f"input #{i} has shape {arg.shape}, its gradient shape {grad.shape}"
+                return False, f"input #{i} has shape {tuple(arg.shape)}, its gradient shape {tuple(grad.shape)}"
         frozen = _frozen_elements(cls, args, i)
 
         def at(x, i=i):
@@ -247,5 +247,5 @@ def _frozen_elements(cls, args, i):
 
 def _describe(i, arg, where, analytic, numeric, atol, rtol):
     allowed = atol + rtol * abs(numeric)
-    return (f"input #{i} (shape {arg.shape}), {where}: analytic {analytic:.6g}, numeric {numeric:.6g}, "
+    return (f"input #{i} (shape {tuple(arg.shape)}), {where}: analytic {analytic:.6g}, numeric {numeric:.6g}, "
             f"difference {abs(analytic - numeric):.3g} > allowed {allowed:.3g}")
