@@ -491,6 +491,8 @@ def _apply_in_pytorch_form(cls, args, kwargs):
                 node.parents = parents
                 node.needs_input_grad = needs
                 node._saved_versions = versions
+                if _recorder is not None:  # viz: its module, and for blame the inputs it saw
+                    _recorder.on_apply(node, [a._array if isinstance(a, Tensor) else a for a in args], {})
                 o.grad_fn = node
                 o.requires_grad = True
     return tuple(outputs) if isinstance(output, tuple) else outputs[0]
