@@ -92,7 +92,7 @@ def broadcast_axes(grad_shape, shape, op_name="backward"):
     lead = len(grad_shape) - len(shape)
     if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, grad_shape[lead:])):
         raise ShapeError(
-            f"{op_name}: gradient of shape {grad_shape} cannot be summed to the input's shape {shape}"
+            f"{op_name}: gradient of shape {tuple(grad_shape)} cannot be summed to the input's shape {tuple(shape)}"
         )
     return tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and grad_shape[lead + i] != 1)
 

@@ -144,7 +144,7 @@ class _Methods:
                 except ValueError:
                     said = "the shapes cannot be broadcast together"
                 raise ShapeError(
-                    f"{op}: {said}: the tensor of shape {tuple(self.shape)} cannot take a value of shape {shape}; the result "
+                    f"{op}: {said}: the tensor of shape {tuple(self.shape)} cannot take a value of shape {tuple(shape)}; the result "
                     "is written into the tensor, so the value must broadcast to its shape (each dim equal, or 1 in "
                     "the value)"
                 )

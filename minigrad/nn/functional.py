@@ -257,7 +257,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _same_shape(op, input, target)
     for name, extra in (("weight", weight), ("pos_weight", pos_weight)):
         if extra is not None and not _broadcasts_to(np.shape(extra), input.shape):
-            raise ShapeError(f"{op}: {name} of shape {np.shape(extra)} does not broadcast to the input's shape {tuple(input.shape)}")
+            raise ShapeError(f"{op}: {name} of shape {tuple(np.shape(extra))} does not broadcast to the input's shape {tuple(input.shape)}")
     loss = losses.binary_cross_entropy_with_logits(input, target, pos_weight)
     if weight is not None:
         loss = loss * weight

@@ -46,12 +46,12 @@ def _positions(shape, dim, index, op):
     """
     if index.ndim != len(shape):
         raise ShapeError(
-            f"{op}: the index must have as many dims as the tensor: index {tuple(index.shape)}, tensor {shape}"
+            f"{op}: the index must have as many dims as the tensor: index {tuple(index.shape)}, tensor {tuple(shape)}"
         )
     for d, (size_i, size_x) in enumerate(zip(index.shape, shape)):
         if d != dim and size_i > size_x:
             raise ShapeError(
-                f"{op}: index of shape {tuple(index.shape)} is larger than the tensor of shape {shape} in dim {d}"
+                f"{op}: index of shape {tuple(index.shape)} is larger than the tensor of shape {tuple(shape)} in dim {d}"
             )
     if len(shape) == 0:  # a 0-d tensor and a 0-d index, which may only point at 0
         _check_range(index, 1, op, dim)

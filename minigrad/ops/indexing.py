@@ -18,7 +18,7 @@ def _check_mask(mask, shape, position, parts):
     if tuple(covered) != mask.shape:
         raise IndexError(
             f"index: a bool mask of shape {tuple(mask.shape)} does not match dims {start}..{start + mask.ndim - 1} "
-            f"of the indexed tensor of shape {shape}"
+            f"of the indexed tensor of shape {tuple(shape)}"
         )
 
 
@@ -171,7 +171,7 @@ class Where(Function, arrays=True):
             return np.where(condition, a, b)
         except ValueError:
             raise ShapeError(
-                f"where: condition {np.shape(condition)}, input {shape_of(a)} and other {shape_of(b)} "
+                f"where: condition {tuple(np.shape(condition))}, input {shape_of(a)} and other {shape_of(b)} "
                 "cannot be broadcast together"
             ) from None
 
