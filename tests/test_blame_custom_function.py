@@ -1,6 +1,8 @@
 """viz.blame on graphs that hold a user's autograd.Function (issue 35: the README's Cube was refused with
 "the ops' inputs were not recorded", although a function was passed). The Function is re-run through its
 own apply on float64 Tensors and named by its class."""
+import re
+
 import numpy as np
 
 import minigrad as mg
@@ -55,8 +57,7 @@ def test_blame_finds_a_wrong_backward_in_a_users_function_among_builtin_ops():
     assert report.first.op == "WrongCube" and [c.op for c in report.failures] == ["WrongCube"]
     assert "first wrong backward: op #1 WrongCube" in str(report)
     # the ratio analytic/numeric is the planted 2/3 along every direction
-    analytic, numeric = (float(v) for v in
-                         __import__("re").search(r"analytic (\S+), numeric (\S+),", report.first.message).groups())
+    analytic, numeric = (float(v) for v in re.search(r"analytic (\S+), numeric (\S+),", report.first.message).groups())
     np.testing.assert_allclose(analytic / numeric, 2 / 3, rtol=1e-4)
 
 
