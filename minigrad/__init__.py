@@ -19,9 +19,9 @@ from .kernels import allocator
 
 allocator.tune_on_import()  # glibc keeps freed memory for the next step's arrays; MINIGRAD_MALLOC=default: off
 from .creation import (
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, logspace, numel,
-    ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, tril_indices,
-    triu_indices, zeros, zeros_like,
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, logspace, normal,
+    numel, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor,
+    tril_indices, triu_indices, zeros, zeros_like,
 )
 from .torch_compat.layout import (  # PyTorch's layout= and memory_format= values (minigrad: dense, C order)
     channels_last, contiguous_format, layout, memory_format, preserve_format, sparse_coo, strided,
@@ -72,7 +72,7 @@ from .torch_compat import import_alias
 
 import_alias.install()
 autograd.Variable = autograd.variable.Variable  # old code's wrapper: Variable(t) is t detached
-from .torch_compat.amp import autocast, is_autocast_enabled
+from .torch_compat.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .torch_compat.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .torch_compat.compiler import compile  # noqa: A004  (returns the model or function unchanged)
 from .torch_compat.determinism import (

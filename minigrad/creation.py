@@ -9,7 +9,8 @@ from . import dtype as _dtype
 from . import random as _random
 from .torch_compat.device import check_device
 from .torch_compat.layout import check_layout, check_memory_format
-from .ops.util import refuse_out as _refuse_out
+from .ops.indexing import where as _where
+from .ops.util import refuse_out as _refuse_out, result_dtype as _result_dtype
 from .tensor import Tensor, _sizes
 
 
@@ -272,6 +273,53 @@ def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, d
     dt = _random_float_dtype(dtype, "rand")
     rng = _random.numpy_generator(generator, "rand")
     return _new(rng.random(shape, dtype=dt), requires_grad)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+    """Normal draws with the given means and standard deviations, in PyTorch's four forms:
+
+        normal(mean_tensor, std_tensor)    one draw per element of their broadcast shape
+        normal(mean_float, std_tensor)     ... of std's shape
+        normal(mean_tensor, std=1.0)       ... of mean's shape
+        normal(mean_float, std_float, size)
+
+    Each draw is mean + std * z with z standard normal from the seeded generator. As PyTorch's, the
+    result requires grad when mean or std does, and its gradient with respect to them is zero (the
+    draw is not reparameterised: write mean + std * torch.randn_like(std) for that).
+    """
+    _refuse_out(out, "normal")
+    check_device(device, "normal")
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if not tensors:  # the float form
+        if size is None:
+            raise TypeError("normal: with a float mean and std, give the size: normal(mean, std, size)")
+        if not float(std) >= 0.0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        rng = _random.numpy_generator(generator, "normal")
+        dt = _float_dtype(dtype)
+        z = rng.standard_normal(_shape((size,), "normal"), dtype=dt)
+        return _new((z * dt.type(std) + dt.type(mean)).astype(dt, copy=False), requires_grad)
+    if size is not None:
+        raise TypeError("normal: size is only for a float mean and std; with tensors the shape is theirs")
+    dt = _result_dtype(*tensors)
+    if dt.kind != "f":
+        raise TypeError(f"normal: expects floating point mean and std, got {dt}")
+    mean_values = mean._array if isinstance(mean, Tensor) else dt.type(mean)
+    std_values = std._array if isinstance(std, Tensor) else dt.type(std)
+    if not np.all(std_values >= 0):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    try:
+        shape = np.broadcast_shapes(np.shape(mean_values), np.shape(std_values))
+    except ValueError:
+        raise RuntimeError(f"normal: the shapes of mean {tuple(np.shape(mean_values))} and std "
+                           f"{tuple(np.shape(std_values))} do not broadcast") from None
+    z = _random.numpy_generator(generator, "normal").standard_normal(shape, dtype=dt)
+    draws = Tensor._make((mean_values + std_values * z).astype(dt, copy=False))
+    if not any(t.requires_grad for t in tensors):
+        return draws
+    # as PyTorch: part of the graph, with a zero gradient to mean and std (where's gradient to its
+    # unchosen side)
+    return _where(np.ones(shape, dtype=bool), draws, sum(tensors))
 
 
 def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,

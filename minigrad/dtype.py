@@ -33,8 +33,8 @@ class _AbsentDtype:
 
 bfloat16 = _AbsentDtype(
     "bfloat16", 2,
-    "NumPy has no bfloat16, so minigrad has none either; use float32 (the default) or float64, "
-    "or float16 where half-precision storage is the point",
+    "NumPy has no bfloat16, so no minigrad tensor holds one; use float32 (the default) or float64. "
+    "x.to(torch.bfloat16) and CPU autocast round values to bfloat16's precision in float32 (docs/autocast.md)",
 )
 _ABSENT = {"bfloat16": bfloat16}
 
@@ -114,8 +114,8 @@ def _refuse_unsupported(dtype, op):
         )
 
 
-# PyTorch's legacy tensor type names (x.type() gives "torch.FloatTensor"; minigrad says
-# "minigrad.FloatTensor"); mg.FloatTensor and friends, in creation.py, carry these names.
+# PyTorch's legacy tensor type names: x.type() gives "torch.FloatTensor" on both (code compares it with
+# that string); mg.FloatTensor and friends, in creation.py, carry these names.
 TENSOR_TYPE_NAMES = {
     float16: "HalfTensor", float32: "FloatTensor", float64: "DoubleTensor", uint8: "ByteTensor",
     int8: "CharTensor", int16: "ShortTensor", int32: "IntTensor", int64: "LongTensor", bool_: "BoolTensor",

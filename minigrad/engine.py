@@ -52,11 +52,14 @@ def recorded_parents(node):
 
     A parent changed since by an in-place op in the graph (y.mul_(2) on a y computed from x) now
     carries the in-place op's history, and a snapshot of its old value and history stands in for it
-    (Tensor._take_history). A node recorded before that op used the old value, so its gradient goes
-    to the snapshot. The substitution is done once, in node.parents itself, so the backward walk and
-    everything else that reads node.parents agree.
+    (Tensor._take_history; for a view whose base changed, Tensor._rederive_history). A node recorded
+    before that op used the old value, so its gradient goes to the snapshot. The substitution is done
+    once, in node.parents itself, so the backward walk and everything else that reads node.parents agree.
     """
     parents = node.parents
+    for p in parents:
+        if p is not None and p._base is not None and p._view_version != p._vc[0]:
+            p._rederive_history()  # a view whose storage changed since: its stand-in first (Tensor.grad_fn)
     if any(p is not None and p._rebased is not None for p in parents):
         node.parents = tuple(_as_recorded(p, node._seq) for p in parents)
     return node.parents
@@ -206,6 +209,8 @@ def _walk(root, gradient, retain_graph, create_graph, inputs):
             )
         if node._saved_versions or node._saved_output is not None:
             node.check_saved_versions()
+        if create_graph and node._replayed_versions:
+            node.check_replayed_versions()
     checking = _anomaly is not None
     grads = {id(root): gradient}
     finished = []  # (tensor, gradient) for .grad, stored only once the whole walk has succeeded

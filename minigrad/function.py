@@ -48,13 +48,15 @@ marks a backward that cannot be recorded.
 """
 import functools
 import itertools
+import re
 import weakref
 
 import numpy as np
 
+from . import dtype as _dtype
 from . import engine, grad_mode
 from .errors import NoGraphFormula
-from .tensor import Tensor
+from .tensor import _ONE_OF_SEVERAL, Tensor
 
 # Set by minigrad.autograd.anomaly while anomaly mode is on (that module: creation_site, check_forward);
 # None otherwise, which costs one check per op.
@@ -106,8 +108,11 @@ class Function:
     _saved_versions = ()
     _saved_output = None
     # An op whose output may be a view of its first input (reshape, transpose, x[1:], ...): the output
-    # then shares that input's storage and version counter, and backward checks the input is unchanged.
+    # then shares that input's storage and version counter, and remembers how it was read (_become_view).
     returns_view = False
+    # A view op's write_back(x, y, *args): x with the view of it replaced by y, as recorded ops (an in-place
+    # write through a view is recorded so: Tensor._write_into_base).
+    write_back = None
     # A kernel (minigrad/kernels/): the composition of primitives it stands in for, which defines its
     # value and every derivative; its backward is a fast first-order shortcut (minigrad/composites/).
     composite = None
@@ -116,8 +121,8 @@ class Function:
     def handles(*args, **kwargs):
         """For a kernel: whether it computes these arguments (else the composition runs). All, by default."""
         return True
-    _viewed = None  # the input this node's output is a view of (see _become_view)
     _args = _kwargs = None  # a kernel's arguments, for replay_composite
+    _replayed_versions = ()  # and their versions, checked before a recorded backward replays it
     op_class = None  # on a node class (node_class): the op it records
 
     def __init__(self):
@@ -141,33 +146,35 @@ class Function:
 
     def save_for_backward(self, *arrays):
         self.saved_tensors = arrays
-        if self._inputs:
+        if self._inputs:  # an input is watched if a saved array is its array or a view of the same memory
             self._saved_versions = tuple(
-                (t, t._version) for t in self._inputs if any(t._array is a for a in arrays)
+                (t, t._version) for t in self._inputs if any(_same_memory(t._array, a) for a in arrays)
             )
 
     def check_saved_versions(self):
-        """Refuse to run backward if a tensor saved for it was changed in place since forward."""
-        changed = [(t, v) for t, v in self._saved_versions if t._version != v]
+        """Refuse to run backward if a tensor saved for it (an operand, its output, a mask or an index) was
+        changed in place since forward: its gradient would be computed from values that are gone."""
+        changed = [(t, v, None) for t, v in self._saved_versions if t._version != v]
         if self._saved_output is not None:
             output, version = self._saved_output[0](), self._saved_output[1]
             if output is not None and output._version != version:
-                changed.append((output, version))
+                changed.append((output, version, self))
         if changed:
-            t, v = changed[0]
-            if t is self._viewed:
-                raise RuntimeError(
-                    f"{self.op_name} ({self.name()}): one of the variables needed for gradient computation has been "
-                    f"modified by an inplace operation: this op took a view of a tensor of shape {tuple(t.shape)}, which was "
-                    f"then changed in place (version {v} -> {t._version}); minigrad cannot send the view's gradient "
-                    "through that change. Take the view after the in-place change, or change a copy (y = y.clone())."
-                )
-            raise RuntimeError(
-                f"{self.op_name} ({self.name()}): one of the variables needed for gradient computation has been "
-                f"modified by an inplace operation: a tensor of shape {tuple(t.shape)} that it saved for backward (or "
-                f"viewed) was changed in place after the forward pass (version {v} -> {t._version}), so the "
-                "gradient would be wrong. Change it after backward(), or work on a copy (x.clone())."
-            )
+            self._refuse(*changed[0])
+
+    def check_replayed_versions(self):
+        """For a kernel, before a recorded backward (create_graph=True) replays its composition on its
+        inputs: refuse if one of them was changed in place since forward."""
+        for t, v in self._replayed_versions:
+            if t._version != v:
+                self._refuse(t, v, None)
+
+    def _refuse(self, t, v, made_by):
+        raise RuntimeError(
+            f"{self.op_name} ({self.name()}): {modified_message(t, v, made_by)} (this op saved that tensor "
+            "for its backward, and it was changed in place after the forward pass, so the gradient would be "
+            "wrong: change it after backward(), or change a copy, x.clone())"
+        )
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -205,7 +212,6 @@ class Function:
         """Run forward and, if an input needs a gradient (and grad mode is on), record the node(s)."""
         if not cls.arrays:
             return _apply_in_pytorch_form(cls, args, kwargs)
-        ctx = node_class(cls)()
         arrays = []
         parents = []
         any_grad = any_tensor = False
@@ -224,6 +230,9 @@ class Function:
             else:
                 arrays.append(arg)
             parents.append(None)
+        # (made after reading the inputs' requires_grad, which may derive a view's history again: this
+        # node's number then comes after that history's, see Tensor._rederive_history)
+        ctx = node_class(cls)()
         if not any_tensor:  # arrays in, an array out: a backward formula calling a primitive at first order
             return cls.forward(ctx, *args, **kwargs)
         record = any_grad and grad_mode._GradMode.enabled
@@ -247,7 +256,7 @@ class Function:
             _anomaly.check_forward(ctx, out, arrays)
         result = Tensor._make(out)
         if cls.returns_view and np.may_share_memory(out, arrays[0]):
-            _become_view(result, args[0], ctx if record else None)
+            _become_view(result, cls, args, kwargs)
         if record:
             if out.dtype.kind != "f":
                 raise TypeError(f"{cls.__name__}: an op recorded for backward must return floats, got {out.dtype}")
@@ -257,11 +266,10 @@ class Function:
                 ctx._saved_output = (weakref.ref(result), result._version)
             if cls.composite is not None:  # what a recorded backward replays the composition on
                 ctx._args, ctx._kwargs = args, kwargs
-                seen = {id(t) for t, _ in ctx._saved_versions}
-                ctx._saved_versions += tuple((t, t._version) for t in args
-                                             if isinstance(t, Tensor) and id(t) not in seen)
-            result.grad_fn = ctx
-            result.requires_grad = True
+                # (the kernel's own backward reads only what it saved; a recorded one reads every input)
+                ctx._replayed_versions = tuple((t, t._version) for t in args if isinstance(t, Tensor))
+            result._grad_fn = ctx
+            result._requires_grad = True
         return result
 
     def release(self):
@@ -270,9 +278,41 @@ class Function:
         self.parents = ()
         self._saved_versions = ()  # these hold the saved inputs' Tensors: let them go too
         self._saved_output = None
-        self._viewed = None
         self._args = self._kwargs = None
+        self._replayed_versions = ()
         self.freed = True
+
+
+def _same_memory(array, saved):
+    """Whether `saved` is `array` or a NumPy view of the memory `array` views (their owners are one)."""
+    if saved is array:
+        return True
+    if not isinstance(saved, np.ndarray):
+        return False
+    return (saved if saved.base is None else saved.base) is (array if array.base is None else array.base)
+
+
+def modified_message(tensor, expected, made_by=None):
+    """PyTorch's words for a saved tensor changed in place: its type and shape, the op that made it (for
+    a saved output, the op that saved it), its version now and the version the op saw."""
+    # (PyTorch's own spelling: torch.FloatTensor, torch.LongTensor, ..., but CPUBoolType for bool)
+    type_name = ("CPUBoolType" if tensor.dtype == _dtype.bool_ else
+                 "torch." + _dtype.TENSOR_TYPE_NAMES.get(tensor.dtype, str(tensor.dtype)))
+    node = made_by if made_by is not None else tensor.grad_fn
+    of = f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', node.name())}," if node is not None else ""
+    return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"[{type_name} {list(tensor.shape)}]{of} is at version {tensor._version}; expected version "
+            f"{expected} instead")
+
+
+def watch_versions(result, *tensors):
+    """For an op whose backward reads a mask or an index that forward got as a Tensor (and then used as
+    a NumPy array): remember those tensors' versions in the node that made `result`, so that a change
+    of them before backward raises instead of giving a silently wrong gradient."""
+    node = result._grad_fn
+    if node is not None:
+        node._saved_versions += tuple((t, t._version) for t in tensors if isinstance(t, Tensor))
+    return result
 
 
 def _shared_with_another(tensor, array, args, arrays):
@@ -283,16 +323,23 @@ def _shared_with_another(tensor, array, args, arrays):
     return False
 
 
-def _become_view(view, base, node):
-    """`view` shares the storage of tensor `base`: it shares its version counter too (an in-place change
-    through either is a change of both), and remembers the tensor it views (the in-place rules in
-    Tensor._check_inplace). Its node, if recorded, checks at backward that `base` is unchanged: its
-    gradient would otherwise flow through values the view no longer holds."""
-    view._vc = base._version_box()
-    view._base = base if base._base is None else base._base
-    if node is not None:
-        node._saved_versions = node._saved_versions + ((base, base._version),)
-        node._viewed = base
+def _become_view(view, op, args, kwargs):
+    """`view` (made by `op` from args[0]) shares the storage of that tensor: it shares its version counter
+    too (an in-place change through either is a change of both), and remembers its base (the tensor
+    that owns the storage) and the view ops that read it from there, to derive its history again after
+    an in-place change (Tensor._rederive_history). A view made under no_grad keeps no steps: as in
+    PyTorch, it stays outside the graph."""
+    source = args[0]
+    view._vc = source._version_box()
+    view._view_version = view._vc[0]
+    if source._base is None:
+        view._base, steps = source, ()
+    else:
+        view._base, steps = source._base, source._view_steps
+    if steps is _ONE_OF_SEVERAL:
+        view._view_steps = steps
+    elif grad_mode._GradMode.enabled and steps is not None:
+        view._view_steps = steps + ((op, args[1:], kwargs),)
 
 
 # ---- the recorded backward (create_graph=True) ----------------------------------------------------

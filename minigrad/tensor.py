@@ -81,6 +81,12 @@ def _integer(value, op):
         raise TypeError(f"{op}: sizes must be integers, got {type(value).__name__} {value!r:.40}") from None
 
 
+def _same_elements(a, b):
+    """Whether arrays a and b are the same elements of one memory: same start, shape and strides."""
+    return (a.shape == b.shape and a.strides == b.strides
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
+
+
 def _needs_grad(value):
     return isinstance(value, Tensor) and value.requires_grad
 
@@ -90,9 +96,14 @@ def _type_name(dtype):
     return _dtype.TENSOR_TYPE_NAMES.get(dtype, str(dtype)).replace("Tensor", "")
 
 
+# The _view_steps of a view that is one of the outputs of split, chunk or unbind: PyTorch refuses to
+# change such a view in place, and its history is never derived again.
+_ONE_OF_SEVERAL = "one of several views"
+
+
 class Tensor:
-    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_retains_grad", "name", "_vc", "_hooks", "_base",
-                 "_rebased", "__weakref__")
+    __slots__ = ("_array", "_requires_grad", "grad", "_grad_fn", "_retains_grad", "name", "_vc", "_hooks", "_base",
+                 "_view_steps", "_view_version", "_rebased", "__weakref__")
 
     # Let NumPy defer to our reflected operators: np.float32(2) * t calls t.__rmul__.
     __array_ufunc__ = None
@@ -109,15 +120,17 @@ class Tensor:
         own code reaches them (ops, optimizers, checkpoints). Users see `.data` and `.numpy()`.
         """
         self._array = array
-        self.requires_grad = False
+        self._requires_grad = False
         self.grad = None
-        self.grad_fn = None
+        self._grad_fn = None
         self._retains_grad = False
         self.name = None
         self._vc = version_box
         self._hooks = None  # {id: fn} from register_hook, run by the engine
         self._base = None  # for a view (slice, reshape, transpose, ...): the tensor whose storage it shares
-        self._rebased = None  # ((when, old value), ...) once an in-place op in the graph changed it: _take_history
+        self._view_steps = None  # for a view: how to read it from its base (see "views" below)
+        self._view_version = 0  # for a view: the storage's version when its history was last derived
+        self._rebased = None  # ((when, old stand-in), ...) once its history was replaced: engine.recorded_parents
 
     @classmethod
     def _make(cls, array):
@@ -146,9 +159,9 @@ class Tensor:
     def _check_inplace(self, op, operands=()):
         """PyTorch's rules for changing this tensor in place while gradients are recorded.
 
-        A leaf that requires grad may only change under no_grad (an optimizer step). A view (slice,
-        reshape, transpose, ...) may change in place only where no graph is involved: PyTorch then
-        rewrites the history of the viewed tensor, which minigrad does not do.
+        A leaf that requires grad, or a view of one, may only change under no_grad (an optimizer step).
+        A view made under no_grad may not change where a graph would have to be recorded. Any other
+        view may: the write is recorded in its base's history (Tensor._write_into_base).
         """
         if not grad_mode._GradMode.enabled:
             return
@@ -168,12 +181,20 @@ class Tensor:
                 f"(this tensor of shape {tuple(self.shape)} is a view of a leaf of shape {tuple(base.shape)}; change the leaf "
                 "inside `with torch.no_grad():`, or build a new tensor out of place)"
             )
-        if base.requires_grad or self.requires_grad or any(_needs_grad(o) for o in operands):
+        graph = base.requires_grad or any(_needs_grad(o) for o in operands)
+        if graph and self._view_steps is None:
             raise RuntimeError(
-                f"{op}: in-place changes to a view (a slice, reshape, transpose, ...) of a tensor that is part of "
-                f"the autograd graph are not supported by minigrad (view of shape {tuple(self.shape)}, of a tensor of shape "
-                f"{tuple(base.shape)}); write it out of place, e.g. y = torch.where(mask, new_values, y), "
-                "y = y.masked_fill(mask, value) or torch.cat([...]), or change a clone: y = y.clone(); y[...] = ..."
+                f"{op}: A view was created in no_grad mode and is being modified inplace with grad mode enabled "
+                f"(a view of shape {tuple(self.shape)} of a tensor of shape {tuple(base.shape)}). Given that this use case is "
+                "ambiguous and error-prone, it is forbidden: take the view outside no_grad, or do the in-place "
+                "change inside no_grad too"
+            )
+        if graph and self._view_steps is _ONE_OF_SEVERAL:
+            raise RuntimeError(
+                f"{op}: this tensor of shape {tuple(self.shape)} is a view and is being modified inplace. This view is "
+                "the output of a function that returns multiple views (split, chunk, unbind). Such functions do "
+                "not allow the output views to be modified inplace. You should replace the inplace operation by "
+                "an out-of-place one."
             )
 
     def _inplace(self, op, fn, *operands):
@@ -205,8 +226,102 @@ class Tensor:
     def _snapshot(self):
         """A tensor holding this one's current value (copied: the storage is about to change) and history."""
         old = Tensor._make(self._array.copy())
-        old.requires_grad, old.grad_fn = self.requires_grad, self.grad_fn
+        old._requires_grad, old._grad_fn = self.requires_grad, self.grad_fn
         return old
+
+    def _stand_in(self):
+        """A tensor with this one's history and storage (not copied): what the nodes recorded so far
+        see in this tensor's place once its history is replaced (engine.recorded_parents)."""
+        old = Tensor._make(self._array)
+        old._requires_grad, old._grad_fn = self._requires_grad, self._grad_fn
+        return old
+
+    # ---- views ---------------------------------------------------------------------------------
+    # A view (x[1:], x.view(-1), x.t(), x.unsqueeze(0), ...) shares the storage and version counter of
+    # its base, the tensor that owns the storage, and knows how to read itself from it: `_view_steps`,
+    # the view ops from the base on, as (op, args, kwargs). Two things follow, as in PyTorch:
+    # - an in-place change of the view in the graph is a change of its base: it is recorded as the base
+    #   with the view's new value written into it (_write_into_base, composed of recorded ops);
+    # - once the storage changed in place (through the base or through any view of it), a view's
+    #   history is derived again from the base's, by replaying its steps on the base (_rederive_history,
+    #   on the first look at grad_fn or requires_grad after the change). Nodes recorded before the change
+    #   keep the old history (a stand-in in _rebased), since they saw the old values.
+    @property
+    def grad_fn(self):
+        if self._base is not None and self._view_version != self._vc[0]:
+            self._rederive_history()
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        self._grad_fn = node
+
+    @property
+    def requires_grad(self):
+        if self._base is not None and self._view_version != self._vc[0]:
+            self._rederive_history()
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self._requires_grad = value
+
+    def _read_from(self, base):
+        """This view read from `base` (or from a tensor standing for it) by its view ops, recorded.
+
+        Checked to read the very elements this view holds: the base may have been reshaped in place
+        since (t_, unsqueeze_, `.data = ...`), and a replay that read other elements would send the
+        gradient to the wrong places."""
+        view = base
+        try:
+            for op, args, kwargs in self._view_steps:
+                view = op.apply(view, *args, **kwargs)
+            same = _same_elements(view._array, self._array)
+        except (ValueError, IndexError, RuntimeError):
+            same = False
+        if not same:
+            raise RuntimeError(
+                f"a view of shape {tuple(self.shape)} can no longer be read from its base (now of shape {tuple(base.shape)}): the "
+                "base's shape or layout changed in place since the view was taken (t_, transpose_, unsqueeze_, "
+                "squeeze_, or .data = ...), so its gradient cannot be derived; take the view again"
+            )
+        return view
+
+    def _write_into_base(self, base, value):
+        """`base` (the base, or a stand-in for its old value) with `value` written where this view reads
+        it: out of place, composed of recorded ops, each view op putting its changed part back into its
+        input (`write_back`: a slice by SetItem, a reshape by the inverse reshape, ...). Its gradient is
+        PyTorch's CopySlices: dL/dvalue = dL/dbase' read through the view, zero to the overwritten
+        elements of base, the rest passed through."""
+        inputs = [base]
+        for op, args, kwargs in self._view_steps[:-1]:
+            inputs.append(op.apply(inputs[-1], *args, **kwargs))
+        for (op, args, kwargs), x in zip(reversed(self._view_steps), reversed(inputs)):
+            value = op.write_back(x, value, *args, **kwargs)
+        return value
+
+    def _rederive_history(self):
+        """The storage changed in place since this view's history was derived: derive it again from the
+        base's (PyTorch regenerates a view's grad_fn the same way)."""
+        base = self._base
+        if self._view_steps is None or not base.requires_grad or (
+                self._view_steps is _ONE_OF_SEVERAL and not self._requires_grad):
+            self._view_version = self._vc[0]
+            return  # a view made under no_grad, or of a tensor outside the graph: no history to derive
+        if self._view_steps is _ONE_OF_SEVERAL:  # (asked again, it raises again, as PyTorch's)
+            raise RuntimeError(
+                f"this tensor of shape {tuple(self.shape)} is a view (an output of split, chunk or unbind) and its base or "
+                "another view of its base has been modified inplace. This view is the output of a function that "
+                "returns multiple views. Such functions do not allow the output views to be modified inplace. "
+                "You should replace the inplace operation by an out-of-place one."
+            )
+        old = self._stand_in() if self._requires_grad else None
+        with grad_mode.enable_grad():
+            node = self._read_from(base)._grad_fn  # (raises, and keeps raising, if it cannot be read)
+        if old is not None:  # nodes recorded before this one (a smaller number) saw the old history
+            self._rebased = (self._rebased or ()) + ((node._seq, old),)
+        self._grad_fn, self._requires_grad = node, True
+        self._view_version = self._vc[0]
 
     # ---- attributes -------------------------------------------------------------------------
     @property

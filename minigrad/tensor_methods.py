@@ -30,6 +30,7 @@ grad mode off (inside no_grad, a Function's forward), such functions get the pla
 `numpy()` does.
 """
 import operator
+import warnings
 import weakref
 
 import numpy as np
@@ -37,6 +38,7 @@ import numpy as np
 from . import dtype as _dtype
 from . import engine, function, grad_mode
 from . import ops as _ops
+from .ops import precision as _precision
 from . import random as _random
 from .autograd.backprop import backward as _backward
 from .composites import activations as _activations
@@ -107,6 +109,20 @@ def _everywhere(t):
     return np.broadcast_to(True, t.shape)
 
 
+_bfloat16_warned = False
+
+
+def _to_bfloat16_precision(t):
+    """x.to(torch.bfloat16): float32 storage holding bfloat16's values (warned about once per process)."""
+    global _bfloat16_warned
+    if not _bfloat16_warned:
+        _bfloat16_warned = True
+        warnings.warn("to(bfloat16): minigrad has no bfloat16 storage (NumPy has none); the values are rounded to "
+                      "bfloat16's precision and kept in float32, so the result's dtype is float32 "
+                      "(docs/autocast.md)", UserWarning, stacklevel=3)
+    return _precision.round_to(t, "bfloat16")
+
+
 class _Methods:
     # (installed on Tensor by `install` below; `self` is a Tensor)
 
@@ -127,7 +143,10 @@ class _Methods:
         ordinary differentiable ops; it is then written into this tensor's storage, which views and
         other references share. Where a graph must be recorded (grad mode on, and this tensor or an
         operand requires grad), t is a snapshot of this tensor's old value and history, and this tensor
-        takes the history of the result: its history continues through the op, as in PyTorch.
+        takes the history of the result: its history continues through the op, as in PyTorch. For a
+        view, t is the view read from a stand-in for its base's old value, and the base takes the history
+        of the base with the result written in (PyTorch's CopySlices: Tensor._write_into_base); the
+        view's own history then follows from the base's (Tensor._rederive_history).
 
         keep_category: the arithmetic ops refuse a result of a higher category than the tensor's
         (bool < integer < float: int_tensor += 0.5); copies (copy_, fill_, x[i] = v) cast as PyTorch does.
@@ -165,7 +184,12 @@ class _Methods:
             array_op(self._array, *values, out=self._array, casting="unsafe")
             self._bump_version()
             return self
-        source = self._snapshot() if recording else self
+        through_view = recording and self._base is not None
+        if through_view:  # a write through a view is a write into its base: computed from the base's old value
+            old_base = self._base._stand_in()
+            source = self._read_from(old_base)._snapshot()  # (a copy: the storage is about to change)
+        else:
+            source = self._snapshot() if recording else self
         result = compute(source, *operands)
         if keep_category and _category(result.dtype) > _category(self.dtype):
             raise _category_error(op, result.dtype, self.dtype)
@@ -175,9 +199,13 @@ class _Methods:
             )
         if recording and result.dtype != self.dtype:
             result = result.to(self.dtype)
+        if through_view:  # (before the storage changes: the composition reads the base's old values)
+            new_base = self._write_into_base(old_base, result)
         np.copyto(self._array, result._array, casting="unsafe")
         self._bump_version()
-        if recording:
+        if through_view:  # the base's history continues through the write; this view's follows (_rederive_history)
+            self._base._take_history(old_base, new_base)
+        elif recording:
             self._take_history(source, result)
         return self
 
@@ -199,6 +227,38 @@ class _Methods:
             # in-place change of it is caught by the version check
             node.saved_tensors = tuple(self._array if a is result._array else a for a in node.saved_tensors)
             node._saved_output = (weakref.ref(self), self._version)
+
+    def _view_in_place(self, op, make_view):
+        """t_, transpose_, unsqueeze_, squeeze_: this tensor becomes make_view(self), its own storage seen in
+        another shape (no value changes). In the graph its history continues through the view op, as
+        PyTorch's (TBackward1, UnsqueezeBackward1, ...); nodes recorded before keep the old one."""
+        self._check_inplace(op)
+        view = make_view(self)  # recorded where self is in the graph
+        if view is self:  # nothing to change (squeeze_ of a dim of another size, transpose_(d, d))
+            return self
+        old = self._stand_in() if self.requires_grad else None
+        self._array = view._array
+        if view._base is not None and self._base is not None:  # a view stays a view of the same base
+            self._view_steps = view._view_steps
+        self._bump_version()
+        self._view_version = self._vc[0]  # (its history is the one below: nothing to derive again)
+        if old is not None and grad_mode._GradMode.enabled:
+            if self._grad_fn is not None:
+                self._rebased = (self._rebased or ()) + ((function.next_sequence_number(), old),)
+            self._grad_fn, self._requires_grad = view._grad_fn, True
+        return self
+
+    def t_(self):
+        return self._view_in_place("t_", lambda t: t.t())
+
+    def transpose_(self, dim0, dim1):
+        return self._view_in_place("transpose_", lambda t: t.transpose(dim0, dim1))
+
+    def unsqueeze_(self, dim):
+        return self._view_in_place("unsqueeze_", lambda t: t.unsqueeze(dim))
+
+    def squeeze_(self, dim=None):
+        return self._view_in_place("squeeze_", lambda t: t.squeeze(dim))
 
     def _checked_operand(self, op, other):
         """The operand of an arithmetic in-place op: a Tensor or a number, checked to be one."""
@@ -279,7 +339,7 @@ class _Methods:
                                 array_op=_write)
 
     def masked_fill_(self, mask, value):
-        mask = _ops.bool_mask(mask, "masked_fill_")
+        _ops.bool_mask(mask, "masked_fill_")  # (checked first; masked_fill watches the mask's version)
         return self._inplace_op("masked_fill_", lambda t: t.masked_fill(mask, value), keep_category=False)
 
     def index_fill_(self, dim, index, value):
@@ -324,7 +384,7 @@ class _Methods:
         op = "__setitem__ (x[index] = value)"
         target, advanced = _ops.indexing.numpy_index(index, self.shape)
         if grad_mode._GradMode.enabled and (self.requires_grad or _needs_grad(value)):
-            self._inplace_op(op, lambda t, v: _ops.indexing.setitem(t, target, advanced, v), value,
+            self._inplace_op(op, lambda t, v: _ops.indexing.setitem(t, target, advanced, v, index), value,
                              keep_category=False, check_shapes=False)
             return
         self._check_inplace(op, (value,))
@@ -354,18 +414,24 @@ class _Methods:
     def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
         """to(dtype), to(other_tensor) (its dtype), to("cpu"), to("cpu", dtype): as PyTorch.
 
-        minigrad has one device, the CPU, so a device argument only has to name it.
+        minigrad has one device, the CPU, so a device argument only has to name it. to(torch.bfloat16)
+        rounds the values to bfloat16's precision and keeps them in float32 (ops/precision.py: NumPy has
+        no bfloat16), with a warning the first time, since the dtype then says float32.
         """
         for arg in args:
             if isinstance(arg, Tensor):
                 dtype = arg.dtype
             elif arg is None:
                 continue
+            elif arg is _dtype.bfloat16:
+                dtype = arg
             elif isinstance(arg, _device.device) or (isinstance(arg, str) and not _dtype.is_dtype_name(arg)):
                 device = arg  # "cpu", "cuda", device("cpu"), ...
             else:
                 dtype = _dtype.to_dtype(arg)  # a clear error for complex, object, ... dtypes
         _device.check_device(device, "to")
+        if dtype is _dtype.bfloat16:
+            return _to_bfloat16_precision(self)
         if dtype is None or _dtype.to_dtype(dtype) == self.dtype:
             return _ops.clone(self) if copy else self  # copy=True: a new tensor even when nothing changes
         return _ops.to_dtype(self, _dtype.to_dtype(dtype))
@@ -385,6 +451,10 @@ class _Methods:
     def half(self):
         return self.to(_dtype.float16)
 
+    def bfloat16(self):
+        """Values rounded to bfloat16's precision, kept in float32 (see to)."""
+        return self.to(_dtype.bfloat16)
+
     def cpu(self):
         return self
 
@@ -392,12 +462,13 @@ class _Methods:
         raise ValueError("cuda: minigrad runs on the CPU only, so a tensor cannot be moved to a GPU; use .cpu()")
 
     def type(self, dtype=None, non_blocking=False):
-        """With no argument the type's name ("minigrad.FloatTensor"); else a conversion, as to(dtype).
+        """With no argument the type's name as PyTorch gives it ("torch.FloatTensor": code compares it with
+        that string); else a conversion, as to(dtype).
 
         dtype may be a dtype, mg.FloatTensor and friends, or their names ("torch.LongTensor" too).
         """
         if dtype is None:
-            return "minigrad." + _dtype.TENSOR_TYPE_NAMES[self.dtype]
+            return "torch." + _dtype.TENSOR_TYPE_NAMES[self.dtype]
         if isinstance(dtype, str) and dtype.split(".")[-1] in _dtype.TENSOR_TYPE_NAMES.values():
             name = dtype.split(".")[-1]
             dtype = next(d for d, n in _dtype.TENSOR_TYPE_NAMES.items() if n == name)
@@ -814,6 +885,7 @@ class _Methods:
     clip = clamp
     swapdims = swapaxes
     moveaxis = movedim
+    swapdims_ = swapaxes_ = transpose_
 
 
 # ---- NumPy's protocols (NEP 13, NEP 18) ------------------------------------------------------------

@@ -15,6 +15,8 @@ import pytest
 
 import minigrad as mg
 import minigrad.nn.functional as F
+from minigrad.ops.precision import round_to
+
 
 def leaf(array):
     return mg.tensor(np.asarray(array, dtype=np.float64), requires_grad=True)
@@ -60,6 +62,8 @@ CASES = {
     "flatten": (lambda x: x.flatten(1), [normal(2, 3, 4)]),
     # float32 in the middle: finite differences need a larger step and tolerance
     "to float32 and back": (lambda x: x.float().double(), [normal(3)], dict(eps=1e-3, atol=1e-3)),
+    # rounding to bfloat16 (steps of at most 2**-7 here) passes the gradient through: a wide eps sees slope 1
+    "round to bfloat16 and back": (lambda x: round_to(x, "bfloat16").double(), [normal(3)], dict(eps=0.25, atol=0.05)),
     "getitem slice": (lambda x: x[1:, ::2], [normal(3, 4)]),
     "getitem repeated ids": (lambda x: x[[0, 2, 0, 0]], [normal(3, 4)]),
     # the gradient of a read is an IndexAdd (rows added at the places read, twice for a repeated one)

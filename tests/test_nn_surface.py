@@ -271,8 +271,10 @@ def test_bce_with_logits_is_stable_for_huge_logits():
 
 def test_legacy_size_average_and_reduce_flags():
     x, y = mg.tensor(normal(3)), mg.tensor(normal(3, seed=1))
-    assert F.l1_loss(x, y, reduce=False).shape == (3,)
-    assert math.isclose(F.l1_loss(x, y, size_average=False).item(), F.l1_loss(x, y, reduction="sum").item())
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated.*reduction='none'"):
+        assert F.l1_loss(x, y, reduce=False).shape == (3,)
+    with pytest.warns(UserWarning, match="reduction='sum'"):  # PyTorch's deprecation warning
+        assert math.isclose(F.l1_loss(x, y, size_average=False).item(), F.l1_loss(x, y, reduction="sum").item())
 
 
 # ---- pad, one_hot, normalize -------------------------------------------------------------------

@@ -355,7 +355,7 @@ def test_new_dtypes_and_conversions():
     assert x.grad.dtype == mg.float32 and x.grad.tolist() == [1.0, 1.0]
     assert mg.tensor([300, 2]).to(mg.uint8).tolist() == [44, 2]  # wraps around, as a cast to uint8 does
     assert mg.tensor([1.9]).int().dtype == mg.int32 and mg.tensor([1.9]).int().item() == 1
-    assert mg.tensor([1.0]).type() == "minigrad.FloatTensor"
+    assert mg.tensor([1.0]).type() == "torch.FloatTensor"  # PyTorch's name: code compares it with this string
     assert mg.tensor([1.0]).type("torch.LongTensor").dtype == mg.int64
     assert mg.tensor([1]).type(mg.DoubleTensor).dtype == mg.float64
     assert mg.LongTensor(2, 3).shape == (2, 3) and mg.LongTensor().shape == (0,)

@@ -310,11 +310,8 @@ def test_autocast_runs_in_float32_where_pytorch_would_disable_it():
     assert decorated(mg.tensor(2.0)).item() == 4.0
 
 
-def test_autocast_refuses_where_it_would_have_to_compute_in_low_precision():
-    for make in (lambda: mg.autocast("cpu"), lambda: mg.autocast("cpu", dtype=mg.bfloat16),
-                 lambda: mg.amp.autocast("cpu", dtype=mg.float16), lambda: mg.cpu.amp.autocast()):
-        with pytest.raises(RuntimeError, match="minigrad computes in float32 or float64 only.*enabled=False"):
-            make()
+def test_autocast_checks_its_arguments():
+    # CPU autocast to bfloat16 or float16 runs: tests/test_autocast_cpu.py
     with pytest.raises(ValueError, match="device_type"):
         mg.autocast(mg.device("cpu"))
     with pytest.raises(RuntimeError, match="unknown device_type 'gpu'"):

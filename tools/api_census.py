@@ -20,13 +20,14 @@ import sys
 CENSUS = {
     "torch-level functions": ("", """
         tensor as_tensor from_numpy is_tensor empty zeros ones full zeros_like ones_like full_like randn rand randint
-        randperm multinomial manual_seed arange linspace eye tril triu triu_indices
+        randperm multinomial manual_seed normal arange linspace eye tril triu triu_indices
         cat stack split chunk unbind where matmul mm bmm einsum outer exp log sqrt rsqrt sin cos tanh sigmoid relu
         erf abs pow clamp sum mean var std prod amax max min argmax norm logsumexp cumsum topk sort argsort
         softmax log_softmax flip roll repeat_interleave index_select masked_select gather scatter nonzero
         isnan isinf any all allclose equal numel reshape transpose permute unsqueeze squeeze flatten masked_fill
         no_grad enable_grad set_grad_enabled is_grad_enabled inference_mode save load
         set_default_dtype get_default_dtype set_num_threads get_num_threads device Tensor LongTensor FloatTensor
+        autocast
         empty_like randn_like rand_like randint_like logspace set_printoptions Size strided preserve_format
     """),
     "dtypes": ("", "float16 float32 float64 float double half int32 int64 long int uint8 bool"),
@@ -40,10 +41,11 @@ CENSUS = {
         norm logsumexp cumsum topk sort argsort softmax log_softmax masked_fill masked_fill_ flip roll
         repeat_interleave index_select masked_select gather scatter scatter_ index_fill_ nonzero multinomial
         isnan isinf any all equal mm bmm matmul outer
-        fill_ zero_ copy_ normal_ uniform_ add_ mul_ new_zeros new_ones new_full new_tensor
+        fill_ zero_ copy_ normal_ uniform_ add_ mul_ new_zeros new_ones new_full new_tensor bfloat16
+        t_ transpose_ unsqueeze_ squeeze_
     """),
     "nn modules and losses": ("nn", """
-        Module Parameter Linear Embedding LayerNorm Dropout ReLU GELU SiLU Tanh Sigmoid Softmax LogSoftmax
+        Module Parameter Linear LazyLinear Embedding LayerNorm Dropout ReLU GELU SiLU Tanh Sigmoid Softmax LogSoftmax
         Identity Flatten Sequential ModuleList ModuleDict ParameterList ParameterDict
         MultiheadAttention TransformerEncoderLayer TransformerEncoder TransformerDecoderLayer TransformerDecoder
         Transformer CrossEntropyLoss NLLLoss KLDivLoss MSELoss L1Loss BCEWithLogitsLoss
@@ -64,6 +66,8 @@ CENSUS = {
         trunc_normal_ orthogonal_
     """),
     "nn.utils": ("nn.utils", "clip_grad_norm_ clip_grad_value_ parameters_to_vector vector_to_parameters"),
+    "nn.utils.rnn": ("nn.utils.rnn", "pad_sequence"),
+    "utils.checkpoint": ("utils.checkpoint", "checkpoint checkpoint_sequential"),
     "optim": ("optim", "Optimizer SGD Adam AdamW RMSprop Adagrad"),
     "optimizer methods": ("optim.Optimizer", "step zero_grad state_dict load_state_dict add_param_group"),
     "lr_scheduler": ("optim.lr_scheduler", """

@@ -21,11 +21,13 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..ops.dropout import dropout
+from ..ops.precision import lower_precision
 from ..ops.util import require_floating
 from ..tensor import Tensor
 from .softmax import softmax
 
 
+@lower_precision  # q, k, v and the output rounded to bfloat16 inside a CPU autocast region
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(Q K^T * scale + mask) V with scale = 1/sqrt(d_k) unless given; PyTorch's semantics.
@@ -39,6 +41,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return output
 
 
+@lower_precision
 def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                                               scale=None, enable_gqa=False):
     """As scaled_dot_product_attention, and also return the attention weights (..., T, S): the ones

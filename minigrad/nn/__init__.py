@@ -1,8 +1,10 @@
 """minigrad.nn: modules, layers, and the attention and Transformer blocks.
 
-    module.py       Module (registration by assignment, hooks, state_dict), parameter.py Parameter
+    module.py       Module (registration by assignment, hooks, state_dict), parameter.py Parameter and
+                    UninitializedParameter
     layers.py       Linear, Embedding, LayerNorm, Dropout, Identity, Flatten, ReLU, GELU, SiLU, Tanh,
                     Sigmoid, Softmax, LogSoftmax
+    lazy.py         LazyLinear and LazyModuleMixin: in_features read from the first input
     containers.py   Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
     loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss
     functional.py   the stateless forms and losses (cross_entropy, mse_loss, pad, ...);  init.py initialisers
@@ -11,7 +13,8 @@
     positional.py   sinusoidal PositionalEncoding (PyTorch has none)
     transformer.py  TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder,
                     Transformer (PyTorch's)
-    utils.py        clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters
+    utils/          clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters;
+                    utils/rnn.py: pad_sequence
 
 PyTorch's paths `nn.modules.<file>` and `nn.parallel` (DataParallel, DistributedDataParallel) are the
 PyTorch surface's modules minigrad/torch_compat/nn_modules/ and nn_parallel.py, bound here by
@@ -23,9 +26,10 @@ from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Se
 from .layers import (
     GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
 )
+from .lazy import LazyLinear, LazyModuleMixin
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedParameter
 from .positional import PositionalEncoding
 from .transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,

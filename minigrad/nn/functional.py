@@ -4,6 +4,8 @@ This module checks the arguments and calls the composites (minigrad/composites/:
 the activations and losses, each with its kernel) and the primitives (embedding, dropout, pad).
 Attention is in attention.py.
 """
+import warnings
+
 import numpy as np
 
 from .. import ops
@@ -13,6 +15,7 @@ from ..composites.linear import linear as _linear
 from ..ops.dropout import dropout  # noqa: F401  (F.dropout)
 from ..ops.embedding import Embedding
 from ..ops.pad import ConstantPad
+from ..ops.precision import lower_precision
 from ..ops.util import require_floating, result_dtype
 from ..tensor import Tensor
 from ..composites.attention import scaled_dot_product_attention, scaled_dot_product_attention_with_weights  # noqa: F401
@@ -42,6 +45,7 @@ def gelu(input, approximate="none"):
     return activations.gelu(input, approximate)
 
 
+@lower_precision  # x, W, b and y rounded to bfloat16 inside a CPU autocast region (ops/precision.py)
 def linear(input, weight, bias=None):
     """y = x W^T + b with W shaped (out_features, in_features).
 
@@ -94,6 +98,8 @@ def _reduction(op, size_average, reduce, reduction, allowed=_REDUCTIONS):
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "none" if not reduce else "mean" if size_average else "sum"
+        warnings.warn(f"{op}: size_average and reduce args will be deprecated, please use reduction={reduction!r} "
+                      "instead.", UserWarning, stacklevel=3)  # PyTorch's warning
     if reduction not in allowed:
         raise ValueError(f"{op}: reduction must be one of {', '.join(map(repr, allowed))}, got {reduction!r}")
     return reduction

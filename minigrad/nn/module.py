@@ -13,7 +13,7 @@ from .. import dtype as _dtype
 from .. import function as _function
 from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle
-from .parameter import Parameter
+from .parameter import UNINITIALIZED_SHAPE, Parameter, UninitializedParameter
 
 class _IncompatibleKeys(namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What load_state_dict returns, as PyTorch's (which prints this way when every key matched)."""
@@ -323,7 +323,9 @@ class Module:
         for module in self.modules():
             for table in (module._parameters, module._buffers):
                 for t in table.values():
-                    if t is not None and t.dtype.kind == "f":
+                    if isinstance(t, UninitializedParameter):
+                        t._set_dtype(dtype)  # the dtype it will be made in at the first forward
+                    elif t is not None and t.dtype.kind == "f":
                         t._array = t._array.astype(dtype)
                         if t.grad is not None:
                             t.grad._array = t.grad._array.astype(dtype)
@@ -359,8 +361,8 @@ class Module:
         for module_name, module in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
             dotted = f"{module_name}." if module_name else ""
             for name, p in module._parameters.items():
-                if p is not None:
-                    state[dotted + name] = p if keep_vars else p.detach()
+                if p is not None:  # a lazy module's uninitialized parameter is listed as itself, as in PyTorch
+                    state[dotted + name] = p if keep_vars or isinstance(p, UninitializedParameter) else p.detach()
             for name, b in module._buffers.items():
                 if b is not None and name not in module._non_persistent:
                     state[dotted + name] = b if keep_vars else b.detach()
@@ -392,7 +394,17 @@ class Module:
         for key, target in own.items():
             if key not in state_dict:
                 continue
-            array, problem = _checked_value(state_dict[key], target)
+            value = state_dict[key]
+            if isinstance(value, UninitializedParameter):
+                if not isinstance(target, UninitializedParameter):  # PyTorch's words
+                    problems.append(f"value problem for {key!r}: " + UNINITIALIZED_SHAPE)
+                continue  # uninitialized into uninitialized: nothing to copy, as PyTorch
+            if isinstance(target, UninitializedParameter):
+                # a lazy module takes the checkpoint's shape (PyTorch's LazyModuleMixin does the same)
+                array = value._array if isinstance(value, Tensor) else np.asarray(value)
+                staged.append((target, array))
+                continue
+            array, problem = _checked_value(value, target)
             if problem is None:
                 staged.append((target, array))
             elif problem == "size mismatch":
@@ -407,6 +419,8 @@ class Module:
                 "strict=False, which returns them)"
             )
         for target, array in staged:
+            if isinstance(target, UninitializedParameter):
+                target.materialize(array.shape)
             target._array[...] = array
             target._bump_version()
         return _IncompatibleKeys(missing, unexpected)

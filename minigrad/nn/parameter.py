@@ -1,6 +1,8 @@
-"""Parameter: a Tensor that a Module registers as learnable when assigned as an attribute."""
+"""Parameter: a Tensor that a Module registers as learnable when assigned as an attribute; and
+UninitializedParameter, a lazy module's parameter before its first forward."""
 import numpy as np
 
+from .. import dtype as _dtype
 from ..tensor import Tensor
 
 
@@ -19,3 +21,79 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+UNINITIALIZED_SHAPE = (
+    "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+    "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+    "`forward` to initialize the parameters before accessing their attributes."
+)
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (a lazy module's, until its first forward).
+
+    It has a dtype and requires grad, but no values: its shape, its size and every op on it raise, as
+    in PyTorch. `materialize(shape)` gives it an (uninitialised) array of that shape and turns it, the
+    same object, into a plain Parameter, so an optimizer built before the first forward keeps it.
+    """
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        self._set_fields(np.empty(0, dtype=_dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)))
+        self.requires_grad = bool(requires_grad)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    # every op reaches a tensor's values through `_array`; here there are none to reach
+    @property
+    def _array(self):
+        raise ValueError(
+            "Attempted to use an uninitialized parameter. This error happens when you are using a `LazyModule` "
+            "or explicitly manipulating `torch.nn.parameter.UninitializedParameter` objects. When using "
+            "LazyModules Call `forward` with a dummy batch to initialize the parameters before calling torch "
+            "functions"
+        )
+
+    @_array.setter
+    def _array(self, placeholder):  # the empty array that only records the dtype
+        Tensor._array.__set__(self, placeholder)
+
+    @property
+    def dtype(self):
+        return Tensor._array.__get__(self).dtype
+
+    @property
+    def shape(self):
+        raise RuntimeError(UNINITIALIZED_SHAPE)
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Become a Parameter of `shape` (values uninitialised: a lazy module's reset_parameters fills them)."""
+        dtype = self.dtype if dtype is None else _dtype.to_dtype(dtype)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self.__class__ = self.cls_to_become
+        self._array = np.empty(shape, dtype=dtype)
+
+    def _set_dtype(self, dtype):
+        """module.double() / .float() before the first forward: the dtype it will be made in."""
+        Tensor._array.__set__(self, np.empty(0, dtype=dtype))
+
+    def __deepcopy__(self, memo):
+        copy = UninitializedParameter(self.requires_grad, dtype=self.dtype)
+        memo[id(self)] = copy
+        return copy
+
+    def __reduce_ex__(self, protocol):
+        return (UninitializedParameter, (self.requires_grad, None, self.dtype.name))
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+
+def is_lazy(param):
+    """Whether `param` is a lazy module's parameter not yet made (PyTorch's nn.parameter.is_lazy)."""
+    return isinstance(param, UninitializedParameter)

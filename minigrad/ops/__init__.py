@@ -18,6 +18,7 @@ higher orders (minigrad/tensor_methods.py says how).
     embedding.py    rows of a weight by token id
     dropout.py      x * keep / (1 - p)
     pad.py          constant padding
+    precision.py    rounding to bfloat16/float16 in float32 storage; the CPU autocast region that applies it
 
 util.py holds dim normalisation and dtype promotion; special.py the erf that erf and GELU use. The ops
 built from these (softmax, layer norm, the losses, ...) are in minigrad/composites/.

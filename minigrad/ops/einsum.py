@@ -16,6 +16,7 @@ from ..errors import ShapeError
 from ..function import Function
 from ..kernels import summation
 from ..tensor import Tensor
+from .precision import lower_precision
 from .shape import expand
 
 
@@ -99,6 +100,7 @@ def _parse(equation, operands):
     return expanded, output
 
 
+@lower_precision  # rounded to bfloat16 inside a CPU autocast region (ops/precision.py)
 def einsum(equation, *operands):
     """einsum("ij,jk->ik", a, b), as torch.einsum (operands may also come as one list)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):

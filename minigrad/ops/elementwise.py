@@ -53,7 +53,8 @@ class Mul(Function, arrays=True):
     @staticmethod
     def forward(ctx, a, b):
         # y = a * b
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad or (False, False)
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)  # only what the formula reads
         try:
             return a * b
         except ValueError:
@@ -71,7 +72,8 @@ class Div(Function, arrays=True):
     @staticmethod
     def forward(ctx, a, b):
         # y = a / b
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad or (False, False)
+        ctx.save_for_backward(a if need_b else None, b)  # (y / 3 keeps nothing of y)
         try:
             return a / b
         except ValueError:

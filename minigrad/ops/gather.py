@@ -11,7 +11,7 @@ and scatter-adds are each other's gradients, at every order.
 import numpy as np
 
 from ..errors import ShapeError
-from ..function import Function
+from ..function import Function, watch_versions
 from ..tensor import Tensor
 from .indexing import IndexAdd
 from .util import normalize_dim, refuse_out as _refuse_out
@@ -152,8 +152,8 @@ def _dim_and_index(x, dim, index, op):
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """out[i][j] = input[index[i][j]][j] (dim=0), input[i][index[i][j]] (dim=1), ...; the shape of index."""
     _refuse_out(out, "gather")
-    d, index = _dim_and_index(input, dim, index, "gather")
-    return Gather.apply(input, _positions(input.shape, d, index, "gather"))
+    d, index_array = _dim_and_index(input, dim, index, "gather")
+    return watch_versions(Gather.apply(input, _positions(input.shape, d, index_array, "gather")), index)
 
 
 def _src_for(input, src, op):
@@ -190,22 +190,22 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None, o
     if (src is None) == (value is None):
         raise TypeError(f"{op}: give exactly one of src (a tensor or number) and value")
     positions, src = scatter_positions(input, dim, index, src if value is None else value, op)
-    return Scatter.apply(input, src, positions, _reduce_is_add(reduce, op))
+    return watch_versions(Scatter.apply(input, src, positions, _reduce_is_add(reduce, op)), index)
 
 
 def scatter_add(input, dim, index, src, op="scatter_add"):
     """A copy of input with src added at the positions index points to (repeated positions add up)."""
     positions, src = scatter_positions(input, dim, index, src, op)
-    return Scatter.apply(input, src, positions, True)
+    return watch_versions(Scatter.apply(input, src, positions, True), index)
 
 
 def index_select(input, dim, index, *, out=None):
     """The slices of input at `index` (1-D) along dim; an index may repeat."""
     _refuse_out(out, "index_select")
     d = normalize_dim(dim, input.ndim, "index_select")
-    index = _index_array(index, "index_select", max_ndim=1)
-    _check_range(index, input.shape[d] if input.ndim else 1, "index_select", d)
-    return Gather.apply(input, (slice(None),) * d + (index.reshape(-1),))
+    index_array = _index_array(index, "index_select", max_ndim=1)
+    _check_range(index_array, input.shape[d] if input.ndim else 1, "index_select", d)
+    return watch_versions(Gather.apply(input, (slice(None),) * d + (index_array.reshape(-1),)), index)
 
 
 def _index_fill_positions(input, dim, index, value, op):
@@ -222,7 +222,7 @@ def _index_fill_positions(input, dim, index, value, op):
 def index_fill(input, dim, index, value, op="index_fill"):
     """A copy of input with the slices at `index` along dim set to value."""
     where, value = _index_fill_positions(input, dim, index, value, op)
-    return IndexFill.apply(input, where, value)
+    return watch_versions(IndexFill.apply(input, where, value), index)
 
 
 # ---- the in-place forms (Tensor.scatter_, ...): the out-of-place op, written back by Tensor._inplace_op --
@@ -256,7 +256,7 @@ def masked_select(input, mask, *, out=None):
         raise ShapeError(
             f"masked_select: mask of shape {mask_array.shape} and tensor of shape {tuple(input.shape)} cannot be broadcast"
         ) from None
-    return MaskedSelect.apply(input, mask_array)
+    return watch_versions(MaskedSelect.apply(input, mask_array), mask)
 
 
 def nonzero(input, *, out=None, as_tuple=False):

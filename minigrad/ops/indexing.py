@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..errors import ShapeError
-from ..function import Function
+from ..function import Function, watch_versions
 from ..tensor import Tensor
 from .util import promote, result_dtype, scalar, shape_of, take_axis, take_grad
 
@@ -83,6 +83,11 @@ class GetItem(Function, arrays=True):
         # y = x[index]  =>  dL/dx is zero except at the selected places, which receive dL/dy
         # (an integer array may select one place twice: it receives both)
         return IndexAdd.apply(grad, ctx.in_shape, ctx.index), None, None
+
+    @staticmethod
+    def write_back(x, y, index, advanced):
+        """x with this view of it (x[index]) replaced by y: x[index] = y, recorded (PyTorch's CopySlices)."""
+        return SetItem.apply(x, y, index)
 
 
 class IndexAdd(Function, arrays=True):
@@ -205,12 +210,15 @@ def numpy_index(index, shape):
 
 
 def getitem(x, index):
-    return GetItem.apply(x, *numpy_index(index, x.shape))
+    out = GetItem.apply(x, *numpy_index(index, x.shape))
+    # an index tensor (integers or a bool mask) is read again by backward: its version is watched
+    return watch_versions(out, *(index if isinstance(index, tuple) else (index,)))
 
 
-def setitem(x, index, advanced, value):
-    """A copy of x with value written at index (for x[index] = value; `index` from numpy_index)."""
-    return SetItem.apply(x, value, index)
+def setitem(x, index, advanced, value, given=()):
+    """A copy of x with value written at index (for x[index] = value; `index` from numpy_index, `given`
+    the index as the user gave it, whose tensors backward reads again)."""
+    return watch_versions(SetItem.apply(x, value, index), *(given if isinstance(given, tuple) else (given,)))
 
 
 def _bool_array(mask, op):
@@ -222,21 +230,21 @@ def _bool_array(mask, op):
 
 def masked_fill(x, mask, value):
     """Where mask is True, put `value`; elsewhere keep x."""
-    mask = _bool_array(mask, "masked_fill")
+    given_mask, mask = mask, _bool_array(mask, "masked_fill")
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise ValueError(f"masked_fill: value must be a number or a 1-element tensor, got shape {tuple(value.shape)}")
         value = value.item()
-    return MaskedFill.apply(x, mask, scalar(value))
+    return watch_versions(MaskedFill.apply(x, mask, scalar(value)), given_mask)
 
 
 def where(condition, input, other):
-    condition = _bool_array(condition, "where")
+    given_condition, condition = condition, _bool_array(condition, "where")
     input, other = promote(input, other)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         # two numbers: the result has their PyTorch dtype (a float gives the default float dtype)
         input = Tensor._make(np.asarray(input, dtype=result_dtype(input, other)))
-    return Where.apply(condition, input, other)
+    return watch_versions(Where.apply(condition, input, other), given_condition)
 
 
 def tril(x, diagonal=0):

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function
-from ..tensor import Tensor
+from ..tensor import _ONE_OF_SEVERAL, Tensor
 from .indexing import getitem
 from .util import normalize_dim, result_dtype
 
@@ -107,7 +107,7 @@ def split(x, split_size_or_sections, dim=0):
     for size in sizes:
         pieces.append(getitem(x, lead + (slice(start, start + size),)))
         start += size
-    return tuple(pieces)
+    return _several_views(pieces)
 
 
 def chunk(x, chunks, dim=0):
@@ -118,7 +118,7 @@ def chunk(x, chunks, dim=0):
     d = normalize_dim(dim, x.ndim, "chunk")
     length = x.shape[d]
     if length == 0:  # PyTorch gives `chunks` empty pieces
-        return tuple(getitem(x, (slice(None),) * d + (slice(0, 0),)) for _ in range(chunks))
+        return _several_views([getitem(x, (slice(None),) * d + (slice(0, 0),)) for _ in range(chunks)])
     size = -(-length // chunks)
     return split(x, size, d)
 
@@ -129,4 +129,13 @@ def unbind(x, dim=0):
     if x.ndim == 0:
         raise ShapeError("unbind: a 0-d tensor has no dim to unbind")
     lead = (slice(None),) * d
-    return tuple(getitem(x, lead + (i,)) for i in range(x.shape[d]))
+    return _several_views([getitem(x, lead + (i,)) for i in range(x.shape[d])])
+
+
+def _several_views(pieces):
+    """The views split, chunk and unbind return: as PyTorch, none of them may change in place where a
+    graph is recorded (Tensor._check_inplace), since each one's gradient goes back alone."""
+    for piece in pieces:
+        if piece._view_steps is not None:
+            piece._view_steps = _ONE_OF_SEVERAL
+    return tuple(pieces)

@@ -4,6 +4,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..function import Function
 from ..kernels.threads import matmul as blocked_matmul
+from .precision import lower_precision
 from .util import promote, refuse_out
 
 
@@ -26,41 +27,44 @@ class MatMul(Function, arrays=True):
             out = blocked_matmul(a, b) if a.ndim > 1 and b.ndim > 1 else np.matmul(a, b)
         except ValueError:
             raise ShapeError(f"matmul: batch dims of shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be broadcast") from None
-        ctx.save_for_backward(a, b)
+        need_a, need_b = ctx.needs_input_grad or (False, False)
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)  # only what the formula reads
+        ctx.a_ndim, ctx.b_ndim = a.ndim, b.ndim
         return out
 
     @staticmethod
     def backward(ctx, grad):
         # C = A B  =>  dL/dA = dL/dC B^T,  dL/dB = A^T dL/dC   (batch dims: the engine sums them)
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_tensors  # (each saved only where the other operand's gradient is needed)
         need_a, need_b = ctx.needs_input_grad
         # A 1-D operand acts as a matrix with one row (a) or one column (b); restore those axes.
-        a2 = a[None, :] if a.ndim == 1 else a
-        b2 = b[:, None] if b.ndim == 1 else b
         g = grad
-        if b.ndim == 1:
+        if ctx.b_ndim == 1:
             g = g[..., None]
-        if a.ndim == 1:
+        if ctx.a_ndim == 1:
             g = g[..., None, :]
         grad_a = grad_b = None
         if need_a:
+            b2 = b[:, None] if b.ndim == 1 else b
             grad_a = MatMul.apply(g, np.swapaxes(b2, -1, -2))
-            if a.ndim == 1:
+            if ctx.a_ndim == 1:
                 grad_a = grad_a[..., 0, :]
         if need_b:
-            if b2.ndim == 2 and a2.ndim > 2:
+            a2 = a[None, :] if a.ndim == 1 else a
+            if ctx.b_ndim <= 2 and a2.ndim > 2:
                 # (..., n, k)^T @ (..., n, m) summed over the batch is one 2-D product:
                 # (k, B*n) @ (B*n, m); avoids a (B, k, m) temporary.
                 k, m = a2.shape[-1], g.shape[-1]
                 grad_b = MatMul.apply(np.swapaxes(a2.reshape(-1, k), 0, 1), g.reshape(-1, m))
             else:
                 grad_b = MatMul.apply(np.swapaxes(a2, -1, -2), g)
-            if b.ndim == 1:
+            if ctx.b_ndim == 1:
                 grad_b = grad_b[..., 0]
         return grad_a, grad_b
 
 
 
+@lower_precision  # rounded to bfloat16 inside a CPU autocast region (ops/precision.py)
 def matmul(a, b):
     # PyTorch's promotion, as for every binary op: int64 @ float32 is float32 (NumPy would give float64)
     return MatMul.apply(*promote(a, b))

@@ -40,6 +40,11 @@ class Reshape(Function, arrays=True):
         # the same elements in another shape: reshape the gradient back
         return grad.reshape(ctx.in_shape), None
 
+    @staticmethod
+    def write_back(x, y, shape, op="reshape"):
+        """x with this view of it replaced by y (an in-place write through the view): y in x's shape."""
+        return Reshape.apply(y, x.shape)
+
 
 class Permute(Function, arrays=True):
     returns_view = True
@@ -54,6 +59,11 @@ class Permute(Function, arrays=True):
     def backward(ctx, grad):
         # undo the permutation with its inverse
         return np.transpose(grad, np.argsort(ctx.dims)), None
+
+    @staticmethod
+    def write_back(x, y, dims):
+        """x with this view of it replaced by y: y with the inverse permutation."""
+        return Permute.apply(y, tuple(int(d) for d in np.argsort(dims)))
 
 
 
@@ -70,6 +80,11 @@ class Transpose(Function, arrays=True):
     def backward(ctx, grad):
         # swapping two axes is its own inverse (grad.swapaxes: on arrays, and recorded on Tensors)
         return grad.swapaxes(ctx.dim0, ctx.dim1), None, None
+
+    @staticmethod
+    def write_back(x, y, dim0, dim1):
+        """x with this view of it replaced by y: y with the two dims swapped back."""
+        return Transpose.apply(y, dim0, dim1)
 
 
 class Expand(Function, arrays=True):

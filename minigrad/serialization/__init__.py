@@ -102,18 +102,21 @@ def _save_atomically(path, arrays):
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"save: the directory {directory!r} does not exist")
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    # O_EXCL: never write into a file that someone else created; 0o666 lets the umask decide the mode
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    # The temporary file is created INSIDE the try: a Ctrl-C that lands just after its creation (even
+    # before open() has returned) still reaches the clean-up, which removes it by name.
     try:
-        with os.fdopen(fd, "wb") as f:
+        # mode "xb" (O_EXCL): never write into a file that someone else created; the umask decides the mode
+        with open(tmp, "xb") as f:
             _write_npz(f, arrays)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except FileExistsError:
+        raise  # the name was someone else's file (12 random hex digits: practically never): leave it alone
     except BaseException:
         try:
             os.unlink(tmp)
-        except FileNotFoundError:
+        except FileNotFoundError:  # not created yet, or already renamed over `path`
             pass
         raise
     _fsync_directory(directory)

@@ -14,7 +14,7 @@ object under both names, and with `sys.modules["torch"] = minigrad`, `import tor
     size.py            Size (torch.Size)
     determinism.py     use_deterministic_algorithms (recorded; minigrad is deterministic anyway)
     compiler.py        compile (returns the model or function itself); jit.py, onnx.py: TorchScript, ONNX
-    amp/               autocast and GradScaler (float32 only: pass through or refuse)
+    amp/               autocast (CPU bfloat16 emulated by rounding in float32) and GradScaler
     backends/          torch.backends.* switches (recorded, change no number); cuda/, cpu/: torch.cuda, torch.cpu
     distributed.py     one process: the names, refusing what needs a process group
     nn_modules/        torch.nn.modules.<file>: the layers of minigrad.nn under PyTorch's file names

@@ -1,2 +1,3 @@
-"""minigrad.utils: data loading (`minigrad.utils.data`) and hook handles (`minigrad.utils.hooks`)."""
-from . import data, hooks
+"""minigrad.utils: data loading (`minigrad.utils.data`), hook handles (`minigrad.utils.hooks`) and
+`minigrad.utils.checkpoint` (PyTorch's activation checkpointing API, which here runs the function as it is)."""
+from . import checkpoint, data, hooks

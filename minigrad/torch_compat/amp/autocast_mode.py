@@ -1,32 +1,47 @@
-"""autocast: PyTorch's automatic mixed precision region, which minigrad runs in full precision or refuses.
+"""autocast: PyTorch's automatic mixed precision region, on minigrad's one device, the CPU.
 
-PyTorch's autocast casts chosen ops (matmul, linear, ...) to a lower precision inside the region.
-minigrad has no bfloat16 (NumPy lacks it) and does not cast to float16, so a region can only be
-honoured where it would change nothing. The cases, with what PyTorch 2.x does on a machine
-without a GPU, which minigrad follows:
+PyTorch's autocast runs chosen ops (matmul, linear, scaled dot-product attention, ...) in a lower
+precision inside the region. What minigrad does, case by case, following PyTorch 2.x on a machine
+without a GPU:
 
     enabled=False                        nothing happens
     device_type "cuda" (or another GPU)  PyTorch warns that the device is not available and disables
                                          itself: minigrad warns the same and runs in float32
     device_type "cpu", dtype float32     PyTorch warns that CPU autocast only supports bfloat16 and
-                                         float16 and disables itself: the same here
-    device_type "cpu", bfloat16/float16  PyTorch computes in that dtype (CPU autocast's default dtype is
-                                         bfloat16): minigrad cannot, and refuses with a RuntimeError
-                                         rather than give numbers PyTorch would not
+    (or another unsupported dtype)       float16 and disables itself: the same here
+    device_type "cpu", bfloat16 (the     the region is on: matmul, linear, einsum and attention round
+    default) or float16                  their float32 inputs and outputs to that dtype's precision
+                                         (round to nearest even), sum in float32, and keep float32
+                                         storage (minigrad/ops/precision.py; docs/autocast.md)
+
+So the numbers resemble PyTorch's bfloat16 ones (each rounded product is what PyTorch's is), but the
+outputs report dtype float32, and the ops after them (softmax, GELU, layer norm, additions) compute
+in float32 where PyTorch's compute in bfloat16.
 """
 import functools
 import warnings
 
 from ... import dtype as _dtype
+from ...ops import precision
 from ..device import _KNOWN_TYPES
 
 _GPU_TYPES = ("cuda", "xpu", "hip", "mps", "hpu", "xla", "mtia", "ipu", "privateuseone")
-_CPU_LOW_PRECISION = (_dtype.bfloat16, _dtype.float16)
+_PRECISION_OF = {_dtype.bfloat16: "bfloat16", _dtype.float16: "float16"}
+_default_dtype = {"cpu": _dtype.bfloat16, "cuda": _dtype.float16}  # PyTorch's defaults
 
 
 def is_autocast_available(device_type):
-    """Whether autocast can do anything for `device_type`: on minigrad, never."""
-    return False
+    """Whether autocast can run for `device_type`: the CPU only, on minigrad."""
+    return device_type == "cpu"
+
+
+def get_autocast_dtype(device_type):
+    """The dtype a region on `device_type` uses when none is given (CPU: bfloat16, as PyTorch)."""
+    return _default_dtype.get(device_type, _dtype.float16)
+
+
+def set_autocast_dtype(device_type, dtype):
+    _default_dtype[device_type] = dtype
 
 
 class autocast:  # noqa: N801  (PyTorch's name)
@@ -43,8 +58,10 @@ class autocast:  # noqa: N801  (PyTorch's name)
             raise RuntimeError(f"autocast: unknown device_type {device_type!r}; expected one such as 'cpu' or 'cuda'")
         if not isinstance(enabled, bool):
             raise TypeError(f"autocast: enabled must be a bool, got {enabled!r}")
-        self.device, self.fast_dtype = device_type, dtype
+        self.device = device_type
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self._enabled = enabled
+        self._regions = []  # the open `with` blocks (a decorated function may run inside itself)
         if not enabled:
             return
         if device_type in _GPU_TYPES:
@@ -53,21 +70,25 @@ class autocast:  # noqa: N801  (PyTorch's name)
             self._enabled = False
         elif device_type != "cpu":
             raise RuntimeError(f"autocast: device_type {device_type!r} is not supported by minigrad; use 'cpu'")
-        elif dtype is None or dtype in _CPU_LOW_PRECISION:
-            raise RuntimeError(
-                f"autocast: CPU autocast would compute in {dtype or _dtype.bfloat16!r} (PyTorch's CPU autocast "
-                "casts matmuls and linear layers to it), and minigrad computes in float32 or float64 only. "
-                "Pass enabled=False (or leave autocast out) to run in float32."
-            )
-        else:
+        elif self.fast_dtype not in _PRECISION_OF:
             warnings.warn(f"autocast: CPU autocast only supports bfloat16 and float16, got dtype {dtype!r}. "
                           "Disabling autocast.", UserWarning, stacklevel=2)
             self._enabled = False
 
     def __enter__(self):
+        # enabled=False inside an enabled region turns the rounding off, as in PyTorch
+        region = precision.autocast_region(_PRECISION_OF[self.fast_dtype] if self._enabled else None)
+        if self._enabled or self.device == "cpu":
+            region.__enter__()
+            self._regions.append(region)
+        else:
+            self._regions.append(None)  # a disabled GPU region leaves the CPU's as it is
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
+        region = self._regions.pop()
+        if region is not None:
+            region.__exit__(exc_type, exc_value, traceback)
         return False
 
     def __call__(self, function):
@@ -80,5 +101,6 @@ class autocast:  # noqa: N801  (PyTorch's name)
 
 
 def is_autocast_enabled(device_type=None):
-    """Whether an autocast region is changing dtypes: never on minigrad (see the module's docstring)."""
-    return False
+    """Whether a region on `device_type` is on (no argument: CUDA's, as PyTorch; never on minigrad)."""
+    return device_type == "cpu" and precision.autocast_precision() is not None
+

@@ -1,6 +1,6 @@
 """torch.cpu.amp's autocast and GradScaler: the "cpu" forms of minigrad.amp's. CPU autocast defaults to
-bfloat16, which minigrad cannot compute in, so it is refused unless enabled=False or the dtype is float32
-(see minigrad/torch_compat/amp/autocast_mode.py); the GradScaler scales exactly as PyTorch's."""
+bfloat16, which minigrad emulates by rounding in float32 storage (minigrad/torch_compat/amp/autocast_mode.py,
+docs/autocast.md); the GradScaler scales exactly as PyTorch's."""
 from .. import amp as _amp
 from ... import dtype as _dtype
 

@@ -7,12 +7,13 @@ where its own layout puts them (minigrad/nn/layers.py, attention.py, ...); each 
 re-exports them under PyTorch's file name, so both paths give the same class object. This package is
 `minigrad.nn.modules` (minigrad/torch_compat/import_alias.py: RELOCATED).
 """
-from . import activation, container, dropout, flatten, linear, loss, module, normalization, sparse, transformer
+from . import activation, container, dropout, flatten, lazy, linear, loss, module, normalization, sparse, transformer
 from .activation import GELU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout
 from .flatten import Flatten
-from .linear import Identity, Linear
+from .lazy import LazyModuleMixin
+from .linear import Identity, LazyLinear, Linear, NonDynamicallyQuantizableLinear
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module
 from .normalization import LayerNorm

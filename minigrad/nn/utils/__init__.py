@@ -1,9 +1,10 @@
 """Gradient and parameter utilities: clip_grad_norm_, clip_grad_value_, parameters_to_vector,
-vector_to_parameters."""
+vector_to_parameters; rnn.py: pad_sequence."""
 import numpy as np
 
-from .. import ops
-from ..tensor import Tensor
+from ... import ops
+from ...tensor import Tensor
+from . import rnn  # noqa: F401  (nn.utils.rnn, as in PyTorch)
 
 
 def _as_list(parameters):
