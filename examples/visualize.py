@@ -62,7 +62,9 @@ def everything_but(model, focus):
     return collapse
 
 
-def draw_attention_graph(out_dir, skipped):
+def traced_backward():
+    """(model, loss, trace) of one backward pass of the small model, the graph kept for drawing; the trace's
+    steps through FOCUS are the listing in docs/backprop_through_attention.md (tests/test_docs_steps.py)."""
     model = small_model()
     src, tgt_in, targets = small_batch()
     with viz.record_modules(model):
@@ -70,6 +72,17 @@ def draw_attention_graph(out_dir, skipped):
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD)
     with viz.trace_backward() as trace:
         loss.backward(retain_graph=True)  # keep the graph to draw it, now with gradient norms
+    return model, loss, trace
+
+
+def focus_steps(trace):
+    """The trace's steps through FOCUS, as printed."""
+    trace.entries = [e for e in trace.entries if e.module.startswith(FOCUS)]
+    return str(trace)
+
+
+def draw_attention_graph(out_dir, skipped):
+    model, loss, trace = traced_backward()
     try:
         graph = viz.draw_graph(loss, model=model, collapse=everything_but(model, FOCUS))
     except ImportError:  # the trace below needs no graphviz
@@ -93,8 +106,7 @@ def draw_attention_graph(out_dir, skipped):
             file.write(source)
         print(f"wrote {path}")
     print(f"\nBackward through {FOCUS}, in the order the engine visits it:")
-    trace.entries = [e for e in trace.entries if e.module.startswith(FOCUS)]
-    print(trace)
+    print(focus_steps(trace))
 
 
 def draw_gradient_graph(out_dir, skipped):

@@ -19,8 +19,12 @@ from .kernels import allocator
 
 allocator.tune_on_import()  # glibc keeps freed memory for the next step's arrays; MINIGRAD_MALLOC=default: off
 from .creation import (
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, normal, numel, ones,
-    ones_like, rand, randint, randn, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like,
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, logspace, normal,
+    numel, ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor,
+    tril_indices, triu_indices, zeros, zeros_like,
+)
+from .torch_compat.layout import (  # PyTorch's layout= and memory_format= values (minigrad: dense, C order)
+    channels_last, contiguous_format, layout, memory_format, preserve_format, sparse_coo, strided,
 )
 from .creation import (  # PyTorch's legacy constructors: mg.LongTensor([1, 2]), x.type(mg.FloatTensor)
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
@@ -104,7 +108,7 @@ from .torch_compat.torch_forms import (
     kl_div, margin_ranking_loss, poisson_nll_loss, prelu, rrelu, rrelu_, selu, selu_, threshold, threshold_,
     triplet_margin_loss,
 )
-from .torch_compat.torch_forms import set_anomaly_enabled, set_printoptions
+from .torch_compat.torch_forms import set_anomaly_enabled
 from .torch_compat import torch_forms as _torch_forms
 from . import tensor_methods  # noqa: F401  (puts PyTorch's method table on Tensor)
 from .composites.softmax import log_softmax, logsumexp, softmax
@@ -142,7 +146,8 @@ from .torch_compat.compiler import compile  # noqa: A004  (returns the model or 
 from .torch_compat.determinism import (
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms,
 )
-from .torch_compat.size import Size  # torch.Size: shapes by that name (minigrad's .shape is a plain tuple)
+from .torch_compat.size import Size  # torch.Size: what .shape and .size() return
+from .torch_compat.printing import set_printoptions, get_printoptions  # how tensors print, as torch's
 from .tensor import Tensor
 
 float = float32  # noqa: A001  (PyTorch's aliases)

@@ -8,6 +8,7 @@ import numpy as np
 from . import dtype as _dtype
 from . import random as _random
 from .torch_compat.device import check_device
+from .torch_compat.layout import check_layout, check_memory_format
 from .ops.indexing import where as _where
 from .ops.util import refuse_out as _refuse_out, result_dtype as _result_dtype
 from .tensor import Tensor, _sizes
@@ -26,6 +27,33 @@ def _shape(size, op):
     return shape
 
 
+def _size_argument(size, keyword, op):
+    """zeros(2, 3), zeros((2, 3)) or zeros(size=(2, 3)), as PyTorch; not both."""
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{op}: the size was given twice, as {size!r} and size={keyword!r}")
+        return (keyword,)
+    return size
+
+
+def _checked_options(op, out=None, device=None, layout=None, pin_memory=False, memory_format=None):
+    """PyTorch's accept-and-check arguments of every creation function, in one place."""
+    _refuse_out(out, op)
+    check_device(device, op)
+    check_layout(layout, op)
+    check_memory_format(memory_format, op)
+    if pin_memory:
+        raise ValueError(f"{op}: pin_memory=True needs an accelerator; minigrad runs on the CPU only")
+
+
+def _random_float_dtype(dtype, op):
+    """randn and rand draw floats; an integer or bool dtype is refused, as PyTorch refuses it."""
+    dt = _float_dtype(dtype)
+    if np.dtype(dt).kind != "f":
+        raise TypeError(f"{op}: draws floating-point numbers; dtype={_dtype.to_dtype(dt)} is not a float dtype")
+    return dt
+
+
 def _new(array, requires_grad):
     t = Tensor._make(array)
     if requires_grad:
@@ -33,9 +61,9 @@ def _new(array, requires_grad):
     return t
 
 
-def tensor(data, dtype=None, device=None, requires_grad=False):
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of `data` (PyTorch's dtype rules: Python floats -> float32)."""
-    check_device(device, "tensor")
+    _checked_options("tensor", device=device, pin_memory=pin_memory)
     return Tensor(data, dtype=dtype, requires_grad=requires_grad)
 
 
@@ -65,74 +93,102 @@ def from_numpy(array):
     return Tensor._make(_dtype.checked(array, "from_numpy"))
 
 
-def zeros(*size, out=None, dtype=None, device=None, requires_grad=False):
-    _refuse_out(out, "zeros")
-    check_device(device, "zeros")
-    return _new(np.zeros(_shape(size, "zeros"), dtype=_float_dtype(dtype)), requires_grad)
+def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
+    _checked_options("zeros", out, device, layout, pin_memory)
+    shape = _shape(_size_argument(sizes, size, "zeros"), "zeros")
+    return _new(np.zeros(shape, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def ones(*size, out=None, dtype=None, device=None, requires_grad=False):
-    _refuse_out(out, "ones")
-    check_device(device, "ones")
-    return _new(np.ones(_shape(size, "ones"), dtype=_float_dtype(dtype)), requires_grad)
+def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
+    _checked_options("ones", out, device, layout, pin_memory)
+    shape = _shape(_size_argument(sizes, size, "ones"), "ones")
+    return _new(np.ones(shape, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def empty(*size, out=None, dtype=None, device=None, requires_grad=False):
+def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
     """PyTorch leaves the values uninitialised; minigrad gives zeros (no irreproducible garbage)."""
-    _refuse_out(out, "empty")
-    check_device(device, "empty")
-    return _new(np.zeros(_shape(size, "empty"), dtype=_float_dtype(dtype)), requires_grad)
+    _checked_options("empty", out, device, layout, pin_memory, memory_format)
+    shape = _shape(_size_argument(sizes, size, "empty"), "empty")
+    return _new(np.zeros(shape, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
     """Like PyTorch, the dtype follows fill_value when not given: bool, int64, or the default float."""
     if dtype is None:
         if isinstance(fill_value, (bool, np.bool_)):
             dtype = _dtype.bool_
         elif isinstance(fill_value, (int, np.integer)):
             dtype = _dtype.int64
-    _refuse_out(out, "full")
-    check_device(device, "full")
+    _checked_options("full", out, device, layout, pin_memory)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     size = _shape((size,), "full")
     return _new(np.full(size, fill_value, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def _like(t, dtype, device, op):
+def _like(t, dtype, device, layout, memory_format, op):
+    """The dtype of a `*_like` result: the input's unless one is asked for."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{op}: expects a Tensor, got {type(t).__name__}")
-    check_device(device, op)
+    _checked_options(op, device=device, layout=layout, memory_format=memory_format)
     return t.dtype if dtype is None else _dtype.to_dtype(dtype)
 
 
-def zeros_like(t, dtype=None, device=None, requires_grad=False):
-    dt = _like(t, dtype, device, "zeros_like")
-    return _new(np.zeros(t.shape, dtype=dt), requires_grad)
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    dt = _like(input, dtype, device, layout, memory_format, "zeros_like")
+    return _new(np.zeros(input._array.shape, dtype=dt), requires_grad)
 
 
-def ones_like(t, dtype=None, device=None, requires_grad=False):
-    dt = _like(t, dtype, device, "ones_like")
-    return _new(np.ones(t.shape, dtype=dt), requires_grad)
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    dt = _like(input, dtype, device, layout, memory_format, "ones_like")
+    return _new(np.ones(input._array.shape, dtype=dt), requires_grad)
 
 
-def empty_like(t, dtype=None, device=None, requires_grad=False):
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
     """Zeros, as empty()."""
-    dt = _like(t, dtype, device, "empty_like")
-    return _new(np.zeros(t.shape, dtype=dt), requires_grad)
+    dt = _like(input, dtype, device, layout, memory_format, "empty_like")
+    return _new(np.zeros(input._array.shape, dtype=dt), requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
-    dt = _like(t, dtype, device, "full_like")
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    dt = _like(input, dtype, device, layout, memory_format, "full_like")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _new(np.full(t.shape, fill_value, dtype=dt), requires_grad)
+    return _new(np.full(input._array.shape, fill_value, dtype=dt), requires_grad)
 
 
-def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    """randn with the input's shape (and dtype, unless one is asked for)."""
+    dt = _random_float_dtype(_like(input, dtype, device, layout, memory_format, "randn_like"), "randn_like")
+    return randn(input._array.shape, generator=generator, dtype=dt, requires_grad=requires_grad)
+
+
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    """rand with the input's shape (and dtype, unless one is asked for)."""
+    dt = _random_float_dtype(_like(input, dtype, device, layout, memory_format, "rand_like"), "rand_like")
+    return rand(input._array.shape, generator=generator, dtype=dt, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None):
+    """randint_like(x, high) or randint_like(x, low, high): integers in [low, high) in the input's dtype."""
+    dt = _like(input, dtype, device, layout, memory_format, "randint_like")
+    if high is None:
+        low, high = 0, low
+    if not low < high:
+        raise ValueError(f"randint_like: low must be less than high, got low={low} >= high={high}")
+    return randint(low, high, input._array.shape, generator=generator, dtype=dt, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Integers give int64, any float argument gives the default float dtype (as PyTorch)."""
-    _refuse_out(out, "arange")
-    check_device(device, "arange")
+    _checked_options("arange", out, device, layout)
     if end is None:
         start, end = 0, start
     start, end, step = (v.item() if isinstance(v, Tensor) and v.numel() == 1 else v for v in (start, end, step))
@@ -151,19 +207,28 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, device=None, requir
     return _new(np.arange(start, end, step, dtype=_dtype.to_dtype(dtype)), requires_grad)
 
 
-def linspace(start, end, steps, *, out=None, dtype=None, device=None, requires_grad=False):
-    """`steps` evenly spaced values from start to end, both included (default float dtype)."""
-    _refuse_out(out, "linspace")
-    check_device(device, "linspace")
+def _steps(steps, op):
     if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
-        raise ValueError(f"linspace: steps must be a non-negative int, got {steps!r}")
-    values = np.linspace(float(start), float(end), int(steps))  # in float64, then cast (as PyTorch's ints truncate)
+        raise ValueError(f"{op}: steps must be a non-negative int, got {steps!r}")
+    return int(steps)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """`steps` evenly spaced values from start to end, both included (default float dtype)."""
+    _checked_options("linspace", out, device, layout)
+    values = np.linspace(float(start), float(end), _steps(steps, "linspace"))  # in float64, then cast
     return _new(values.astype(_float_dtype(dtype)), requires_grad)
 
 
-def eye(n, m=None, *, out=None, dtype=None, device=None, requires_grad=False):
-    _refuse_out(out, "eye")
-    check_device(device, "eye")
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """`steps` values base**e for e evenly spaced from start to end, both included (default float dtype)."""
+    _checked_options("logspace", out, device, layout)
+    exponents = np.linspace(float(start), float(end), _steps(steps, "logspace"))  # in float64, then cast
+    return _new(np.power(float(base), exponents).astype(_float_dtype(dtype)), requires_grad)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    _checked_options("eye", out, device, layout)
     for name, value in (("n", n), ("m", m)):
         if value is not None and _sizes((value,), "eye")[0] < 0:
             raise ValueError(f"eye: {name} must be non-negative, got {value}")
@@ -178,32 +243,36 @@ def _triangle_indices(row, col, offset, dtype, device, op, upper):
     return Tensor._make(np.stack([rows, cols]).astype(_dtype.to_dtype(dtype)).reshape(2, -1))
 
 
-def triu_indices(row, col, offset=0, *, dtype=_dtype.int64, device=None):
+def triu_indices(row, col, offset=0, *, dtype=_dtype.int64, device=None, layout=None):
     """The (2, N) row and column indices of the upper triangle of a row x col matrix, row by row."""
+    check_layout(layout, "triu_indices")
     return _triangle_indices(row, col, offset, dtype, device, "triu_indices", upper=True)
 
 
-def tril_indices(row, col, offset=0, *, dtype=_dtype.int64, device=None):
+def tril_indices(row, col, offset=0, *, dtype=_dtype.int64, device=None, layout=None):
     """The (2, N) row and column indices of the lower triangle of a row x col matrix, row by row."""
+    check_layout(layout, "tril_indices")
     return _triangle_indices(row, col, offset, dtype, device, "tril_indices", upper=False)
 
 
-def randn(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False):
-    """Standard normal draws from minigrad's seeded generator."""
-    _refuse_out(out, "randn")
-    check_device(device, "randn")
+def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
+    """Standard normal draws from minigrad's seeded generator (or `generator`)."""
+    _checked_options("randn", out, device, layout, pin_memory)
+    shape = _shape(_size_argument(sizes, size, "randn"), "randn")
+    dt = _random_float_dtype(dtype, "randn")
     rng = _random.numpy_generator(generator, "randn")
-    dt = _float_dtype(dtype)
-    return _new(rng.standard_normal(_shape(size, "randn"), dtype=dt), requires_grad)
+    return _new(rng.standard_normal(shape, dtype=dt), requires_grad)
 
 
-def rand(*size, generator=None, out=None, dtype=None, device=None, requires_grad=False):
-    """Uniform draws on [0, 1) from minigrad's seeded generator."""
-    _refuse_out(out, "rand")
-    check_device(device, "rand")
+def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
+    """Uniform draws on [0, 1) from minigrad's seeded generator (or `generator`)."""
+    _checked_options("rand", out, device, layout, pin_memory)
+    shape = _shape(_size_argument(sizes, size, "rand"), "rand")
+    dt = _random_float_dtype(dtype, "rand")
     rng = _random.numpy_generator(generator, "rand")
-    dt = _float_dtype(dtype)
-    return _new(rng.random(_shape(size, "rand"), dtype=dt), requires_grad)
+    return _new(rng.random(shape, dtype=dt), requires_grad)
 
 
 def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
@@ -253,15 +322,20 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, de
     return _where(np.ones(shape, dtype=bool), draws, sum(tensors))
 
 
-def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
+def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False, pin_memory=False):
     """randint(high, size) or randint(low, high, size): integers in [low, high), int64 by default."""
-    _refuse_out(out, "randint")
-    check_device(device, "randint")
-    if size is None:  # randint(high, size)
+    _checked_options("randint", out, device, layout, pin_memory)
+    if size is None:  # randint(high, size) or randint(high, size=...)
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
     if size is None:
-        raise TypeError("randint: size is required, e.g. randint(0, 10, (3,))")
+        raise TypeError("randint: size is required, e.g. randint(10, (3,)) or randint(0, 10, (3,))")
+    if isinstance(size, (int, np.integer)):
+        raise TypeError(f"randint: size must be a tuple of ints, e.g. ({size},), got the int {size}")
     shape = _shape((size,), "randint")
+    low, high = (v.item() if isinstance(v, Tensor) else v for v in (low, high))
     if not low < high:
         raise ValueError(f"randint: low must be less than high, got low={low} >= high={high}")
     rng = _random.numpy_generator(generator, "randint")
@@ -269,10 +343,10 @@ def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, 
     return _new(rng.integers(low, high, size=shape).astype(dt, copy=False), requires_grad)
 
 
-def randperm(n, *, generator=None, out=None, dtype=_dtype.int64, device=None, requires_grad=False):
-    """A random permutation of 0..n-1 from minigrad's seeded generator."""
-    _refuse_out(out, "randperm")
-    check_device(device, "randperm")
+def randperm(n, *, generator=None, out=None, dtype=_dtype.int64, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
+    """A random permutation of 0..n-1 from minigrad's seeded generator (or `generator`)."""
+    _checked_options("randperm", out, device, layout, pin_memory)
     _shape((n,), "randperm")
     rng = _random.numpy_generator(generator, "randperm")
     return _new(rng.permutation(int(n)).astype(_dtype.to_dtype(dtype)), requires_grad)

@@ -97,7 +97,7 @@ def broadcast_axes(grad_shape, shape, op_name="backward"):
     lead = len(grad_shape) - len(shape)
     if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, grad_shape[lead:])):
         raise ShapeError(
-            f"{op_name}: gradient of shape {grad_shape} cannot be summed to the input's shape {shape}"
+            f"{op_name}: gradient of shape {tuple(grad_shape)} cannot be summed to the input's shape {tuple(shape)}"
         )
     return tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and grad_shape[lead + i] != 1)
 
@@ -161,7 +161,7 @@ def run_hooks(tensor, grad):
             if result.shape != grad.shape:
                 raise RuntimeError(
                     f"register_hook: the hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
-                    f"{result.shape}, but the tensor's gradient has shape {grad.shape}"
+                    f"{tuple(result.shape)}, but the tensor's gradient has shape {tuple(grad.shape)}"
                 )
             grad = result if result.dtype == grad.dtype else result.to(grad.dtype)
             continue
@@ -171,7 +171,7 @@ def run_hooks(tensor, grad):
         if replacement.shape != grad.shape:
             raise RuntimeError(
                 f"register_hook: the hook {getattr(hook, '__name__', hook)!r} returned a gradient of shape "
-                f"{replacement.shape}, but the tensor's gradient has shape {grad.shape}"
+                f"{tuple(replacement.shape)}, but the tensor's gradient has shape {tuple(grad.shape)}"
             )
         grad = replacement.astype(grad.dtype, copy=False)
     return grad
@@ -191,13 +191,13 @@ def root_gradient(op, out, gradient, what="the tensor", create_graph=False):
         if out.numel() != 1:
             raise RuntimeError(
                 f"{op}: grad can be implicitly created only for outputs with one element, {what} has shape "
-                f"{out.shape}; pass its gradient"
+                f"{tuple(out.shape)}; pass its gradient"
             )
         ones = np.ones(out.shape, dtype=out.dtype)
         return Tensor._make(ones) if create_graph else ones
     given = gradient._array if isinstance(gradient, Tensor) else np.asarray(gradient)
     if given.shape != out.shape:
-        raise RuntimeError(f"{op}: the gradient has shape {given.shape}, but {what} has shape {out.shape}")
+        raise RuntimeError(f"{op}: the gradient has shape {tuple(given.shape)}, but {what} has shape {tuple(out.shape)}")
     if not create_graph:
         return given.astype(out.dtype, copy=False)
     if not isinstance(gradient, Tensor):

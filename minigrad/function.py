@@ -399,7 +399,7 @@ def lift(node, saved, output):
         else:
             raise RuntimeError(
                 f"{node.op_name} ({node.name()}): its backward cannot be differentiated: it reads a value its "
-                f"forward computed (an array of shape {a.shape}), which would enter the gradient's graph as a "
+                f"forward computed (an array of shape {tuple(a.shape)}), which would enter the gradient's graph as a "
                 f"constant and lose the terms of the second derivative that flow through it. {node.op_name} "
                 "must save its inputs or output and recompute the rest in its formula."
             )
@@ -407,7 +407,7 @@ def lift(node, saved, output):
         if isinstance(value, np.ndarray) and value.dtype.kind == "f" and not any(value is a for a in saved):
             raise RuntimeError(
                 f"{node.op_name} ({node.name()}): its backward cannot be differentiated: it keeps a float array "
-                f"in ctx.{name} (shape {value.shape}), outside save_for_backward, which would enter the "
+                f"in ctx.{name} (shape {tuple(value.shape)}), outside save_for_backward, which would enter the "
                 "gradient's graph as a constant."
             )
     return tuple(lifted)
@@ -629,6 +629,8 @@ def _apply_in_pytorch_form(cls, args, kwargs):
                 node.parents = parents
                 node.needs_input_grad = needs
                 node._saved_versions = versions
+                if _recorder is not None:  # viz: its module, and for blame the inputs it saw
+                    _recorder.on_apply(node, [a._array if isinstance(a, Tensor) else a for a in args], {})
                 o.grad_fn = node
                 o.requires_grad = True
         if saved_tensors_hooks_stack and ctx._saved:

@@ -199,7 +199,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if input.dtype.kind != "f":
         raise TypeError(f"multinomial: expects floating point probabilities, got {input.dtype}")
     if input.ndim not in (1, 2):
-        raise ValueError(f"multinomial: expects 1 or 2 dims (one distribution per row), got shape {input.shape}")
+        raise ValueError(f"multinomial: expects 1 or 2 dims (one distribution per row), got shape {tuple(input.shape)}")
     num_samples = int(num_samples)
     weights = np.atleast_2d(input._array).astype(np.float64)
     categories = weights.shape[1]
@@ -209,7 +209,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise ValueError("multinomial: the probabilities contain inf, nan or a negative value")
     totals = weights.sum(axis=1)
     if (totals <= 0).any():
-        raise ValueError(f"multinomial: a row of probabilities sums to 0 (input of shape {input.shape})")
+        raise ValueError(f"multinomial: a row of probabilities sums to 0 (input of shape {tuple(input.shape)})")
     if not replacement and num_samples > categories:
         raise ValueError(
             f"multinomial: cannot draw {num_samples} samples without replacement from {categories} categories"

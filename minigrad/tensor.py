@@ -8,6 +8,8 @@ import operator
 import numpy as np
 
 from .torch_compat import device as _device
+from .torch_compat.printing import tensor_repr
+from .torch_compat.size import Size
 from . import dtype as _dtype
 from . import grad_mode
 from .errors import DtypeError, ShapeError
@@ -56,7 +58,7 @@ def _as_array(data, dtype=None):
 def _describe(value):
     """A short description of an in-place operand for an error message: its dtype and shape."""
     if isinstance(value, np.ndarray):
-        return f"{value.dtype} values of shape {value.shape}"
+        return f"{value.dtype} values of shape {tuple(value.shape)}"
     return f"{type(value).__name__} {value!r:.40}"
 
 
@@ -98,8 +100,6 @@ def _type_name(dtype):
 # change such a view in place, and its history is never derived again.
 _ONE_OF_SEVERAL = "one of several views"
 
-# How tensors print: NumPy's array2string options, which minigrad.set_printoptions changes (as torch's)
-PRINT_OPTIONS = {"precision": 4}
 
 class Tensor:
     __slots__ = ("_array", "_requires_grad", "grad", "_grad_fn", "_retains_grad", "name", "_vc", "_hooks", "_base",
@@ -178,20 +178,20 @@ class Tensor:
         if base.requires_grad and base.grad_fn is None:
             raise RuntimeError(
                 f"{op}: a view of a leaf Variable that requires grad is being used in an in-place operation "
-                f"(this tensor of shape {self.shape} is a view of a leaf of shape {base.shape}; change the leaf "
+                f"(this tensor of shape {tuple(self.shape)} is a view of a leaf of shape {tuple(base.shape)}; change the leaf "
                 "inside `with torch.no_grad():`, or build a new tensor out of place)"
             )
         graph = base.requires_grad or any(_needs_grad(o) for o in operands)
         if graph and self._view_steps is None:
             raise RuntimeError(
                 f"{op}: A view was created in no_grad mode and is being modified inplace with grad mode enabled "
-                f"(a view of shape {self.shape} of a tensor of shape {base.shape}). Given that this use case is "
+                f"(a view of shape {tuple(self.shape)} of a tensor of shape {tuple(base.shape)}). Given that this use case is "
                 "ambiguous and error-prone, it is forbidden: take the view outside no_grad, or do the in-place "
                 "change inside no_grad too"
             )
         if graph and self._view_steps is _ONE_OF_SEVERAL:
             raise RuntimeError(
-                f"{op}: this tensor of shape {self.shape} is a view and is being modified inplace. This view is "
+                f"{op}: this tensor of shape {tuple(self.shape)} is a view and is being modified inplace. This view is "
                 "the output of a function that returns multiple views (split, chunk, unbind). Such functions do "
                 "not allow the output views to be modified inplace. You should replace the inplace operation by "
                 "an out-of-place one."
@@ -219,7 +219,7 @@ class Tensor:
         if not self._array.flags.writeable:  # expand() and friends: several elements share one place
             raise RuntimeError(
                 f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
-                f"memory location (the tensor of shape {self.shape} was made by expand or a broadcast). "
+                f"memory location (the tensor of shape {tuple(self.shape)} was made by expand or a broadcast). "
                 "Please clone() the tensor before performing the operation."
             )
 
@@ -281,7 +281,7 @@ class Tensor:
             same = False
         if not same:
             raise RuntimeError(
-                f"a view of shape {self.shape} can no longer be read from its base (now of shape {base.shape}): the "
+                f"a view of shape {tuple(self.shape)} can no longer be read from its base (now of shape {tuple(base.shape)}): the "
                 "base's shape or layout changed in place since the view was taken (t_, transpose_, unsqueeze_, "
                 "squeeze_, or .data = ...), so its gradient cannot be derived; take the view again"
             )
@@ -310,7 +310,7 @@ class Tensor:
             return  # a view made under no_grad, or of a tensor outside the graph: no history to derive
         if self._view_steps is _ONE_OF_SEVERAL:  # (asked again, it raises again, as PyTorch's)
             raise RuntimeError(
-                f"this tensor of shape {self.shape} is a view (an output of split, chunk or unbind) and its base or "
+                f"this tensor of shape {tuple(self.shape)} is a view (an output of split, chunk or unbind) and its base or "
                 "another view of its base has been modified inplace. This view is the output of a function that "
                 "returns multiple views. Such functions do not allow the output views to be modified inplace. "
                 "You should replace the inplace operation by an out-of-place one."
@@ -326,7 +326,8 @@ class Tensor:
     # ---- attributes -------------------------------------------------------------------------
     @property
     def shape(self):
-        return self._array.shape
+        """A torch.Size (a tuple that prints as PyTorch's); minigrad's own code reads `_array.shape`."""
+        return Size._of(self._array.shape)
 
     @property
     def dtype(self):
@@ -402,7 +403,7 @@ class Tensor:
 
     def item(self):
         if self._array.size != 1:
-            raise ValueError(f"item: only a tensor with one element can be converted, got shape {self.shape}")
+            raise ValueError(f"item: only a tensor with one element can be converted, got shape {tuple(self.shape)}")
         return self._array.item()
 
     def tolist(self):
@@ -425,7 +426,7 @@ class Tensor:
         """An integer (or bool) tensor of one element as a Python int: it can slice a list or an array."""
         if self._array.dtype.kind not in "iub" or self._array.size != 1:
             raise TypeError(f"__index__: only integer tensors of a single element can be converted to an index, "
-                            f"got dtype {self.dtype} and shape {self.shape}")
+                            f"got dtype {self.dtype} and shape {tuple(self.shape)}")
         return int(self._array.item())
 
     def __format__(self, spec):
@@ -435,13 +436,13 @@ class Tensor:
         if spec:
             raise TypeError(
                 f"unsupported format string passed to Tensor.__format__ (format spec {spec!r} on a tensor of shape "
-                f"{self.shape}: only a 0-dim tensor formats as a number; use f\"{{t.item():{spec}}}\" for one element)"
+                f"{tuple(self.shape)}: only a 0-dim tensor formats as a number; use f\"{{t.item():{spec}}}\" for one element)"
             )
         return str(self)
 
     def __bool__(self):
         if self._array.size != 1:
-            raise RuntimeError(f"the truth value of a tensor of shape {self.shape} is ambiguous")
+            raise RuntimeError(f"the truth value of a tensor of shape {tuple(self.shape)} is ambiguous")
         return bool(self._array.item())
 
     def detach(self):
@@ -479,16 +480,10 @@ class Tensor:
         self._retains_grad = True
 
     # ---- printing ---------------------------------------------------------------------------
-    def __repr__(self):  # (PRINT_OPTIONS: set by minigrad.set_printoptions)
-        body = np.array2string(self._array, separator=", ", prefix="tensor(", **PRINT_OPTIONS)
-        extras = []
-        if self.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
-            extras.append(f"dtype={self.dtype}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")  # as PyTorch prints it
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+    def __repr__(self):
+        """As PyTorch prints (minigrad/torch_compat/printing.py has the rules and set_printoptions)."""
+        grad_fn = None if self.grad_fn is None else self.grad_fn.name()
+        return tensor_repr(self._array, _dtype.get_default_dtype(), grad_fn, self.requires_grad)
 
     # The methods that delegate to ops (arithmetic, math, reductions, shapes, indexing, in-place ops,
     # backward) are PyTorch's method table: minigrad/tensor_methods.py puts them on this class.

@@ -164,7 +164,7 @@ class _Methods:
 
     def size(self, dim=None):
         if dim is None:
-            return self._array.shape
+            return self.shape  # a torch.Size
         return self._array.shape[_ops.normalize_dim(dim, self.ndim, "size")]
 
     def _inplace_op(self, op, compute, *operands, keep_category=True, check_shapes=True, array_op=None):
@@ -194,7 +194,7 @@ class _Methods:
                 except ValueError:
                     said = "the shapes cannot be broadcast together"
                 raise ShapeError(
-                    f"{op}: {said}: the tensor of shape {self.shape} cannot take a value of shape {shape}; the result "
+                    f"{op}: {said}: the tensor of shape {tuple(self.shape)} cannot take a value of shape {tuple(shape)}; the result "
                     "is written into the tensor, so the value must broadcast to its shape (each dim equal, or 1 in "
                     "the value)"
                 )
@@ -366,7 +366,7 @@ class _Methods:
         if isinstance(value, Tensor):
             if value.ndim != 0:
                 raise RuntimeError(f"fill_: only supports 0-dimension value tensor but got tensor with "
-                                   f"{value.ndim} dimensions (shape {value.shape})")
+                                   f"{value.ndim} dimensions (shape {tuple(value.shape)})")
         elif not isinstance(value, (int, float, np.bool_, np.integer, np.floating)):  # bool is an int
             raise TypeError(f"fill_: the value must be a number, got {type(value).__name__} {value!r:.40}")
         return self._inplace_op("fill_", lambda t, v: _ops.where(_everywhere(t), v, t), value, keep_category=False,
@@ -527,7 +527,7 @@ class _Methods:
         try:
             _ops.indexing.write(self._array, target, value._array if isinstance(value, Tensor) else value)
         except (IndexError, ValueError) as error:
-            raise type(error)(f"x[index] = value: {error} (tensor of shape {self.shape})") from None
+            raise type(error)(f"x[index] = value: {error} (tensor of shape {tuple(self.shape)})") from None
         self._bump_version()
 
     @property
@@ -853,7 +853,7 @@ class _Methods:
 
     def t(self):
         if self.ndim > 2:
-            raise ValueError(f"t: expects a tensor with at most 2 dimensions, got shape {self.shape}")
+            raise ValueError(f"t: expects a tensor with at most 2 dimensions, got shape {tuple(self.shape)}")
         out = self.permute(*reversed(range(self.ndim)))
         return function.named_node(out, "TBackward0") if self.ndim == 2 else out
 

@@ -39,7 +39,9 @@ from .data import BOS, EOS, Vocab, pad_batch
 
 from . import inference
 from .gpt import generate
-from .training import TASKS, Trainer, default_checkpoint, load_for_inference, train_command
+from .training import (
+    DEFAULT_TRAINING, TASKS, Trainer, TrainingDiverged, default_checkpoint, load_for_inference, train_command,
+)
 from .transformer import beam_search, greedy_decode
 
 # How long `minigrad train TASK` takes with its defaults: docs/cli.md's "Measured" table (2-core CPU)
@@ -89,10 +91,25 @@ def _train(args):
         task_args = {"use_babel": True} if args.babel else {}
         trainer = _with_babel(lambda: Trainer(args.task, train_overrides=overrides, task_args=task_args),
                               "--babel")
+    resumed_step = trainer.step
     n_params = sum(p.numel() for p in trainer.model.parameters())
     print(f"task {args.task}: {n_params:,} parameters, up to {trainer.train_config.steps} steps", flush=True)
     try:
         accuracy = trainer.run(progress=not args.quiet, checkpoint=path)
+    except TrainingDiverged as diverged:
+        print(f"\n{diverged}", file=sys.stderr)
+        saved = getattr(trainer, "saved", None)
+        if saved is not None and saved[0] == path:  # written at an evaluation of this run, before it diverged
+            kept = f"{path} holds the state saved at step {saved[1]}, before the divergence (not updated since)"
+        elif args.resume:
+            kept = f"{path} is left as it was, at step {resumed_step}"
+        else:
+            kept = f"no checkpoint was written ({path} does not exist)"
+        default_lr = DEFAULT_TRAINING[args.task]["lr"]
+        again = [] if args.resume or not os.path.exists(path) else ["--overwrite"]
+        print(f"{kept}. Start again with a smaller rate, such as the task's default: "
+              f"{train_command(args.task, path, '--lr', f'{default_lr:g}', *again)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         if getattr(trainer, "saved", None) != (path, trainer.step):
             trainer.save(path)  # consistent however the interrupt fell: see training._DeferredInterrupt

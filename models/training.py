@@ -16,6 +16,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -117,6 +118,19 @@ class WarmupThenDecay:
         return remaining if self.decay == "linear" else 0.5 * (1 - math.cos(math.pi * remaining))
 
 
+class TrainingDiverged(RuntimeError):
+    """The loss (or the gradient) ran away: the step it happened at was not taken, nothing was saved."""
+
+    def __init__(self, message, step):
+        super().__init__(message)
+        self.step = step
+
+
+# A loss this many times that of a uniform guess (log V, V the output vocabulary) means training has
+# diverged: no model that learns gets near it (the copy task starts at 2.7 = log 15; --lr 1e6 gives 2.9e9).
+EXPLODED_LOSS_FACTOR = 100
+
+
 class Trainer:
     """Train one model on one task; `run()` does the steps, `save()`/`resume()` the checkpoints."""
 
@@ -185,12 +199,15 @@ class Trainer:
         committed = False
         try:
             self.model.train()
-            loss, token_accuracy = self.loss_on_batch()
-            self.optimizer.zero_grad()
-            loss.backward()
-            if self.train_config.clip_norm:
-                clip_grad_norm_(self.model.parameters(), self.train_config.clip_norm)
+            with warnings.catch_warnings(record=True) as numpy_warnings:  # overflow: kept for the verdict
+                warnings.simplefilter("always", RuntimeWarning)
+                loss, token_accuracy = self.loss_on_batch()
+                self.optimizer.zero_grad()
+                loss.backward()
+                # the norm is checked even where nothing is clipped: an infinite gradient is divergence too
+                grad_norm = float(clip_grad_norm_(self.model.parameters(), self.train_config.clip_norm or math.inf))
             loss_value = loss.item()
+            self._check_not_diverged(loss_value, grad_norm, numpy_warnings)
             with _critical():
                 self.optimizer.step()
                 self.scheduler.step()
@@ -204,6 +221,34 @@ class Trainer:
                 self._set_rng_states(generators)
             raise
         return loss_value, token_accuracy
+
+    def _check_not_diverged(self, loss_value, grad_norm, numpy_warnings):
+        """Raise TrainingDiverged, before the step is taken, if the loss or gradient ran away; else let any
+        warning NumPy gave during the step be seen as usual."""
+        vocab = len(self.task.vocab) if self.decoder_only else len(self.task.tgt_vocab)
+        uniform = math.log(vocab)
+        problems = []
+        if not math.isfinite(loss_value):
+            problems.append(f"the loss is {loss_value}")
+        elif loss_value > EXPLODED_LOSS_FACTOR * uniform:
+            problems.append(f"the loss is {loss_value:.3g}, over {EXPLODED_LOSS_FACTOR}x that of a uniform guess "
+                            f"(log {vocab} = {uniform:.2f})")
+        if not math.isfinite(grad_norm):
+            problems.append(f"the gradient's norm is {grad_norm}")
+        if not problems:
+            for caught in numpy_warnings:
+                warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
+            return
+        overflow = {str(w.message) for w in numpy_warnings if issubclass(w.category, RuntimeWarning)}
+        lr, rate = self.train_config.lr, self.optimizer.param_groups[0]["lr"]
+        message = (
+            f"training diverged at step {self.step + 1}: {' and '.join(problems)}"
+            + (f" (NumPy: {'; '.join(sorted(overflow))})" if overflow else "") + ". "
+            f"The likely cause is the learning rate: lr={lr:g} (this step's rate {rate:.3g}) is too large; "
+            f"try one 10 to 100 times smaller (the {self.task_name} task's default is "
+            f"{DEFAULT_TRAINING[self.task_name]['lr']:g}). The step was not taken."
+        )
+        raise TrainingDiverged(message, self.step + 1)
 
     def _rng_states(self):
         return {"minigrad": _rng_state(mg.random.default_generator()), "task": _rng_state(self.task.rng)}

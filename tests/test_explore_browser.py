@@ -202,3 +202,56 @@ def test_a_wrong_backward_shows_as_a_failed_check_in_the_browser(browser, tmp_pa
     assert re.search(r"check FAILED: input #0 .* analytic .* numeric", check.text)
     failed = browser.find_elements(By.CSS_SELECTOR, "g.unit.failed")
     assert [u.get_attribute("data-op") for u in failed] == ["BadScale"]
+
+
+def open_softmax(driver):
+    """Open the modules down to the encoder's attention block and click its softmax; returns its step."""
+    for module in ("encoder", "encoder.layers.0", "encoder.layers.0.self_attn"):
+        click_group(driver, module)
+    driver.find_element(By.CSS_SELECTOR, "g.unit.op[data-op=Softmax]").click()
+    return int(re.search(r"backward step (\d+) of", panel(driver).text).group(1))
+
+
+def test_next_and_prev_move_from_the_selected_op(browser, copy_page):
+    """Issue 35: "next" started from step 1 whatever op was selected."""
+    path, _, walk = copy_page
+    open_page(browser, path)
+    step = open_softmax(browser)
+    assert walk[step - 1][0] == "Softmax" and step > 3
+    position = browser.find_element(By.ID, "walk-pos")
+    browser.find_element(By.ID, "walk-next").click()
+    assert position.text == f"step {step + 1} / {len(walk)}"
+    assert panel(browser).find_element(By.TAG_NAME, "h2").text.split()[0] == walk[step][0]
+    for back in (1, 2):
+        browser.find_element(By.ID, "walk-prev").click()
+        assert position.text == f"step {step + 1 - back} / {len(walk)}"
+    assert panel(browser).find_element(By.TAG_NAME, "h2").text.split()[0] == walk[step - 2][0]
+    # an op of the walk selected from the panel's links moves the starting point with it
+    links = panel(browser).find_elements(By.CSS_SELECTOR, "a.link")
+    on_walk = [k for k, n in enumerate(browser.execute_script("return explore.data.nodes")) if n.get("step")]
+    link = next(a for a in links if int(a.text.rsplit("#", 1)[1]) in on_walk)
+    link.click()
+    chosen = int(re.search(r"backward step (\d+) of", panel(browser).text).group(1))
+    browser.find_element(By.ID, "walk-next").click()
+    assert position.text == f"step {chosen + 1} / {len(walk)}"
+
+
+def test_an_op_opened_from_the_attention_view_comes_to_the_front(browser, copy_page):
+    """Issue 35: an op clicked in the attention view opened under it, and the view had to be closed by hand."""
+    path, _, _ = copy_page
+    open_page(browser, path)
+    open_softmax(browser)
+    browser.find_element(By.ID, "open-attention").click()
+    view = browser.find_element(By.ID, "attention-view")
+    assert view.is_displayed()
+    link = view.find_element(By.CSS_SELECTOR, 'th[data-role="weights"] a.link')
+    label = link.text
+    link.click()
+    assert not view.is_displayed()
+    heading = panel(browser).find_element(By.TAG_NAME, "h2")
+    assert heading.text.endswith("#" + label.rsplit("#", 1)[1])
+    # what is drawn at the heading's place is the heading: nothing lies over it
+    on_top = browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);", heading)
+    assert browser.execute_script("return arguments[0].contains(arguments[1])", heading, on_top)

@@ -291,7 +291,7 @@ def test_size_builds_and_compares_shapes_as_torch_size():
     x = mg.zeros(2, 3)
     assert x.shape == mg.Size([2, 3]) and x.size() == mg.Size((2, 3)) and x.shape != mg.Size([3, 2])
     assert mg.Size([2, 3, 4]).numel() == 24 and mg.Size([]).numel() == 1
-    assert isinstance(mg.Size([1]), tuple) and repr(mg.Size([2, 3])) == "minigrad.Size([2, 3])"
+    assert isinstance(mg.Size([1]), tuple) and repr(mg.Size([2, 3])) == "torch.Size([2, 3])"
     with pytest.raises(TypeError, match="Size: every size must be an int, got 2.5"):
         mg.Size([2.5])
 

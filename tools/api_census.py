@@ -28,6 +28,7 @@ CENSUS = {
         no_grad enable_grad set_grad_enabled is_grad_enabled inference_mode save load
         set_default_dtype get_default_dtype set_num_threads get_num_threads device Tensor LongTensor FloatTensor
         autocast
+        empty_like randn_like rand_like randint_like logspace set_printoptions Size strided preserve_format
     """),
     "dtypes": ("", "float16 float32 float64 float double half int32 int64 long int uint8 bool"),
     "cuda": ("cuda", "is_available"),

@@ -99,9 +99,9 @@ def _created(out, inputs):
 def check_forward(node, out, inputs):
     kind = _created(out, inputs)
     if kind is not None:
-        shapes = [np.shape(a) for a in inputs if isinstance(a, np.ndarray)]
+        shapes = [tuple(np.shape(a)) for a in inputs if isinstance(a, np.ndarray)]
         raise AnomalyError(
-            f"{node.op_name} produced {kind} in its forward output (shape {out.shape}) from inputs of shapes "
+            f"{node.op_name} produced {kind} in its forward output (shape {tuple(out.shape)}) from inputs of shapes "
             f"{shapes}; the op was created at {getattr(node, 'creation_site', '?')}"
         )
 
@@ -114,7 +114,7 @@ def check_backward(node, grad, input_grads):
         if kind is not None:
             upstream = "a finite" if _bad(grad) is None else "an inf-holding"  # a NaN upstream is never blamed
             raise AnomalyError(
-                f"{node.op_name}.backward produced {kind} in the gradient of its input {i} (shape {np.shape(g)}) "
-                f"from {upstream} upstream gradient of shape {grad.shape}; the op was created at "
+                f"{node.op_name}.backward produced {kind} in the gradient of its input {i} (shape {tuple(np.shape(g))}) "
+                f"from {upstream} upstream gradient of shape {tuple(grad.shape)}; the op was created at "
                 f"{getattr(node, 'creation_site', '?')}"
             )

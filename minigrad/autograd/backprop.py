@@ -67,7 +67,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError("autograd.grad: inputs is empty")
     for k, t in enumerate(inputs):
         if not t.requires_grad:
-            raise RuntimeError(f"autograd.grad: input {k} (shape {t.shape}) does not require grad")
+            raise RuntimeError(f"autograd.grad: input {k} (shape {tuple(t.shape)}) does not require grad")
     gradients = _gradient_arrays("autograd.grad", outputs, grad_outputs, create_graph)
     allow_unused = materialize_grads if allow_unused is None else allow_unused
 
@@ -97,7 +97,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
-                    f"autograd.grad: input {k} (shape {t.shape}) was not used to compute the outputs; "
+                    f"autograd.grad: input {k} (shape {tuple(t.shape)}) was not used to compute the outputs; "
                     "pass allow_unused=True if this is intended"
                 )
             if materialize_grads:  # (with create_graph, zeros that require grad, as PyTorch's)

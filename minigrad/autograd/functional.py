@@ -59,14 +59,14 @@ def _vector(v, like, what, op):
         for t in like:
             if t.numel() != 1:
                 raise RuntimeError(f"{op}: v can only be left out when the {what} has a single element; "
-                                   f"it has shape {t.shape}")
+                                   f"it has shape {tuple(t.shape)}")
         return tuple(Tensor._make(np.ones(t.shape, dtype=t.dtype)) for t in like)
     _, vs = _as_tuple(v, "v", op)
     if len(vs) != len(like):
         raise RuntimeError(f"{op}: v has {len(vs)} tensors, the {what} has {len(like)}")
     for k, (a, t) in enumerate(zip(vs, like)):
         if a.shape != t.shape:
-            raise RuntimeError(f"{op}: v[{k}] has shape {a.shape}, but the {what} {k} has shape {t.shape}")
+            raise RuntimeError(f"{op}: v[{k}] has shape {tuple(a.shape)}, but the {what} {k} has shape {tuple(t.shape)}")
     return vs
 
 
@@ -154,7 +154,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         out_tuple, outs = _call(func, xs, "hessian")
         if out_tuple or outs[0].numel() != 1:
             raise RuntimeError(f"hessian: the function must return one Tensor with a single element, got "
-                               f"{'a tuple' if out_tuple else f'shape {outs[0].shape}'}")
+                               f"{'a tuple' if out_tuple else f'shape {tuple(outs[0].shape)}'}")
         return _derivatives(outs, xs, (Tensor._make(np.ones(outs[0].shape, outs[0].dtype)),), True, strict,
                             "hessian", "input")
 
@@ -181,7 +181,7 @@ def _hessian_product(func, inputs, v, create_graph, strict, op):
     out_tuple, outs = _call(func, leaves, op)
     if out_tuple or outs[0].numel() != 1:
         raise RuntimeError(f"{op}: the function must return one Tensor with a single element, got "
-                           f"{'a tuple' if out_tuple else f'shape {outs[0].shape}'}")
+                           f"{'a tuple' if out_tuple else f'shape {tuple(outs[0].shape)}'}")
     vs = _vector(v, inputs, "input", op)
     with grad_mode.enable_grad():
         g = _derivatives(outs, leaves, (Tensor._make(np.ones(outs[0].shape, outs[0].dtype)),), True, strict, op,

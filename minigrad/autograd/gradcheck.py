@@ -16,8 +16,11 @@ first derivative itself, v -> autograd.grad(fn(x), x, v, create_graph=True), a f
 and of the output gradient v. Its backward is the backward of the backward, so its gradients are the
 second derivatives, and finite differences of the first derivative must agree with them.
 """
+import inspect
+
 import numpy as np
 
+from ..function import CustomFunctionNode
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
 from .backprop import grad as autograd_grad
@@ -39,6 +42,11 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
     with torch.autograd.gradcheck's arguments (nondet_tol, check_undefined_grad and check_grad_dtypes are
     accepted: minigrad's backward is deterministic and its gradients have their input's dtype and shape).
 
+    Two forms, told apart by `inputs`:
+        gradcheck(fn, (x, w))                          fn(x, w) -> Tensor(s): an op or function of its inputs
+        gradcheck(lambda: loss_fn(model(x), y), dict(model.named_parameters()), fast_mode=True)
+                                                       a whole model: fn takes NO arguments and reads the
+                                                       tensors itself (they are perturbed in place)
     fn:      returns a Tensor or a tuple of Tensors; called as fn(*inputs), or as fn() when
              inputs is a dict.
     inputs:  a Tensor, a sequence (non-Tensors are passed through), or a dict {name: Tensor}, e.g.
@@ -54,6 +62,35 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
             raise NotImplementedError(f"gradcheck: {name}={given[name]!r} is not supported by minigrad")
     if not check_backward_ad:
         return True  # nothing else is left to check, as in PyTorch
+    if isinstance(inputs, dict):
+        _check_takes_no_arguments(fn, inputs)
+    failures = _failures(fn, inputs, eps, atol, rtol, fast_mode, n_directions, n_samples, seed, "gradient",
+                         check_batched_grad)
+    if failures:
+        message = failures[0] + (f"\n  ... and {len(failures) - 1} more mismatches" if len(failures) > 1 else "")
+        if raise_exception:
+            raise GradcheckError("gradcheck failed: " + message)
+        return False
+    return True
+
+
+def _check_takes_no_arguments(fn, inputs):
+    """The whole-model form calls fn(): say so, before a bare 'missing argument' from deep inside."""
+    try:
+        inspect.signature(fn).bind()
+    except TypeError:
+        raise TypeError(
+            f"gradcheck: with a dict of inputs ({', '.join(list(inputs)[:3])}{', ...' if len(inputs) > 3 else ''}) "
+            f"fn is called with no arguments, as fn(), and must read those tensors itself (they are perturbed in "
+            f"place), e.g. gradcheck(lambda: loss_fn(model(x), y), dict(model.named_parameters())); "
+            f"got fn{inspect.signature(fn)}"
+        ) from None
+    except ValueError:  # a builtin without a signature: let the call say what it says
+        pass
+
+
+def _failures(fn, inputs, eps, atol, rtol, fast_mode, n_directions, n_samples, seed, what, check_batched_grad=False):
+    """The mismatches, one line each: the checks of gradcheck, shared with gradgradcheck."""
     names, values = _name_inputs(inputs)
     if isinstance(inputs, dict):
         call, fn = fn, (lambda *_: call())
@@ -83,22 +120,17 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
         failures = []
         for (name, t), grad in zip(checked, analytic):
             if fast_mode:
-                failures += _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions)
+                failures += _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions, what)
                 elements = rng.choice(t._array.size, size=min(n_samples, t._array.size), replace=False)
             else:
                 elements = range(t._array.size)
-            failures += _check_elements(name, t, grad, loss, eps, atol, rtol, elements)
+            failures += _check_elements(name, t, grad, loss, eps, atol, rtol, elements, what)
         if check_batched_grad and not failures:
             failures += _check_batched_grad(fn, values, checked, rng, atol, rtol)
     finally:
         for t, data, grad in originals:
             t._array, t.grad = data, grad
-    if failures:
-        message = failures[0] + (f"\n  ... and {len(failures) - 1} more mismatches" if len(failures) > 1 else "")
-        if raise_exception:
-            raise GradcheckError("gradcheck failed: " + message)
-        return False
-    return True
+    return failures
 
 
 def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
@@ -148,16 +180,60 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e
             raise ValueError(f"gradgradcheck: got {len(grad_outputs)} grad_outputs for {sum(differentiable)} "
                              "differentiable outputs of fn")
 
-    def first_derivative():
+    def first_derivative(only=None):
+        """The gradients v . d fn / d(input) (or only the one with respect to input `only`)."""
         with enable_grad():  # it takes a gradient: even where the caller turned recording off
             out = [o for o, d in zip(_as_outputs(fn(*values)), differentiable) if d]
             grads = autograd_grad(out, wrt, grad_outputs, create_graph=True, allow_unused=True)
+        if only is not None:
+            grads = grads[only:only + 1]
         return tuple(g for g in grads if g is not None)
 
     checked = {n: t for n, t in zip(names, values) if isinstance(t, Tensor) and t.requires_grad}
     checked.update({f"grad_output #{k}": g for k, g in enumerate(grad_outputs) if g.requires_grad})
-    return gradcheck(first_derivative, checked, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
-                     fast_mode=fast_mode, seed=seed, check_batched_grad=check_batched_grad)
+    settings = (eps, atol, rtol, fast_mode, 3, 8, seed)
+    if not _failures(first_derivative, checked, *settings, "second derivative",
+                     check_batched_grad=check_batched_grad):
+        return True
+    wrt_names = [n for n, t in zip(names, values) if isinstance(t, Tensor) and t.requires_grad]
+    failures = []  # which gradient disagrees: each one checked alone, only now that one does
+    for k, name in enumerate(wrt_names):
+        found = _failures(lambda k=k: first_derivative(k), checked, *settings, "second derivative")
+        failures += [f"the gradient with respect to {name}, differentiated with respect to {line}" for line in found]
+    failures = failures or ["the gradients together disagree, none alone (a cancelling sum of mismatches)"]
+    message = (
+        "gradgradcheck failed: a SECOND derivative disagrees with central differences of the first "
+        "(the gradient itself may well pass gradcheck; it is the backward of the backward that is wrong).\n  "
+        + failures[0] + (f"\n  ... and {len(failures) - 1} more mismatches" if len(failures) > 1 else "")
+        + "\n" + _likely_cause(outs)
+    )
+    if raise_exception:
+        raise GradcheckError(message)
+    return False
+
+
+def _likely_cause(outputs):
+    """The likely cause of a second-order failure, naming the user's Functions found in fn's graph."""
+    seen, stack, custom = set(), [o.grad_fn for o in outputs if o.grad_fn is not None], []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, CustomFunctionNode) and node.op_class.__name__ not in custom:
+            custom.append(node.op_class.__name__)
+        stack += [p.grad_fn for p in node.parents if p is not None and p.grad_fn is not None]
+    where = "docs/higher_order.md (\"The rule that keeps it right: saved values are the Tensors the forward saw\")"
+    if custom:
+        return (
+            f"Likely cause: your autograd.Function {', '.join(custom)}. A value its forward computed and saved "
+            "(ctx.save_for_backward of an intermediate, ctx.something = ..., a .detach() or NumPy array) was made "
+            "where nothing is recorded, so the second backward cannot differentiate through it and its terms are "
+            "missing. Save only the forward's inputs and output, and recompute the rest in backward with Tensor "
+            f"ops. See {where}."
+        )
+    return ("Likely cause: a backward that computes on plain arrays or detached values, which the second "
+            f"backward cannot differentiate through. See {where}.")
 
 
 def _as_leaf(value):
@@ -213,8 +289,8 @@ def _analytic_grads(fn, values, checked, weights):
             continue
         if t.grad.shape != t.shape or t.grad.dtype != t.dtype:
             raise GradcheckError(
-                f"gradcheck failed: {name} has shape {t.shape} and dtype {t.dtype}, "
-                f"but its gradient has shape {t.grad.shape} and dtype {t.grad.dtype}"
+                f"gradcheck failed: {name} has shape {tuple(t.shape)} and dtype {t.dtype}, "
+                f"but its gradient has shape {tuple(t.grad.shape)} and dtype {t.grad.dtype}"
             )
         grads.append(t.grad._array.copy())
     return grads
@@ -244,7 +320,7 @@ def _check_batched_grad(fn, values, checked, rng, atol, rtol, batch=3):
     return failures
 
 
-def _check_elements(name, t, grad, loss, eps, atol, rtol, elements):
+def _check_elements(name, t, grad, loss, eps, atol, rtol, elements, what):
     failures = []
     for i in elements:
         index = np.unravel_index(i, t.shape)
@@ -257,11 +333,12 @@ def _check_elements(name, t, grad, loss, eps, atol, rtol, elements):
         numeric = (plus - minus) / (2 * eps)
         analytic = float(grad[index])
         if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
-            failures.append(_describe(name, t, f"element {tuple(int(k) for k in index)}", analytic, numeric, atol, rtol))
+            where = f"element {tuple(int(k) for k in index)}"
+            failures.append(_describe(name, t, where, analytic, numeric, atol, rtol, what))
     return failures
 
 
-def _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions):
+def _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions, what):
     failures = []
     original = t._array.copy()
     for k in range(n_directions):
@@ -275,14 +352,14 @@ def _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions):
         numeric = (plus - minus) / (2 * eps)
         analytic = float(np.sum(grad * u))
         if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
-            failures.append(_describe(name, t, f"random direction {k}", analytic, numeric, atol, rtol))
+            failures.append(_describe(name, t, f"random direction {k}", analytic, numeric, atol, rtol, what))
     return failures
 
 
-def _describe(name, t, where, analytic, numeric, atol, rtol):
+def _describe(name, t, where, analytic, numeric, atol, rtol, what):
     allowed = atol + rtol * abs(numeric)
     return (
-        f"{name} (shape {t.shape}), {where}: analytic gradient {analytic:.10g}, "
+        f"{name} (shape {tuple(t.shape)}), {where}: analytic {what} {analytic:.10g}, "
         f"numeric {numeric:.10g}, difference {abs(analytic - numeric):.3g} > allowed {allowed:.3g} "
         f"(atol {atol:g} + rtol {rtol:g} * |numeric|)"
     )

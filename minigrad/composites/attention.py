@@ -68,8 +68,8 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
             shape = None
         if shape != scores.shape:
             raise ShapeError(
-                f"scaled_dot_product_attention: attn_mask of shape {mask.shape} cannot be broadcast to "
-                f"the attention scores of shape {scores.shape} (..., T={T} queries, S={S} keys)"
+                f"scaled_dot_product_attention: attn_mask of shape {tuple(mask.shape)} cannot be broadcast to "
+                f"the attention scores of shape {tuple(scores.shape)} (..., T={T} queries, S={S} keys)"
             )
         if mask.dtype.kind == "b":
             allowed = mask
@@ -110,17 +110,17 @@ def _check_qkv(query, key, value):
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise ShapeError(
             f"scaled_dot_product_attention: query, key, value need shape (..., length, dim), got "
-            f"{query.shape}, {key.shape}, {value.shape}"
+            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
         )
     if query.shape[-1] != key.shape[-1]:
         raise ShapeError(
             f"scaled_dot_product_attention: query dim {query.shape[-1]} != key dim {key.shape[-1]} "
-            f"(shapes {query.shape} and {key.shape})"
+            f"(shapes {tuple(query.shape)} and {tuple(key.shape)})"
         )
     if key.shape[-2] != value.shape[-2]:
         raise ShapeError(
             f"scaled_dot_product_attention: key and value need the same length, got shapes "
-            f"{key.shape} and {value.shape}"
+            f"{tuple(key.shape)} and {tuple(value.shape)}"
         )
 
 
@@ -136,8 +136,8 @@ def _share_heads(query, kv, name):
     if kv_heads == 0 or q_heads % kv_heads:
         raise RuntimeError(
             "scaled_dot_product_attention: Number of heads in key and value must divide the number of heads in "
-            f"query (enable_gqa=True): the query has {q_heads} heads, the {name} {kv_heads} (shapes {query.shape} "
-            f"and {kv.shape}, heads at dim -3)"
+            f"query (enable_gqa=True): the query has {q_heads} heads, the {name} {kv_heads} (shapes {tuple(query.shape)} "
+            f"and {tuple(kv.shape)}, heads at dim -3)"
         )
     # (..., H_kv, S, d) -> (..., H_q, S, d): heads 0,0,..,1,1,..: query head h uses kv head h // group
     return kv.repeat_interleave(q_heads // kv_heads, dim=-3)
@@ -152,6 +152,6 @@ def _check_batch_dims(query, key, value, enable_gqa):
         if not enable_gqa and query.ndim >= 3 and key.ndim >= 3 and query.shape[-3] != key.shape[-3]:
             hint = " (fewer key/value heads than query heads: pass enable_gqa=True for grouped-query attention)"
         raise ShapeError(
-            f"scaled_dot_product_attention: the batch and head dims of query {query.shape}, key {key.shape} and "
-            f"value {value.shape} must match or broadcast{hint}"
+            f"scaled_dot_product_attention: the batch and head dims of query {tuple(query.shape)}, key {tuple(key.shape)} and "
+            f"value {tuple(value.shape)} must match or broadcast{hint}"
         ) from None

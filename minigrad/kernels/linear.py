@@ -21,8 +21,8 @@ class Linear(Function, arrays=True):
         # y = x W^T + b
         if x.shape[-1:] != weight.shape[1:]:
             raise ShapeError(
-                f"linear: input of shape {x.shape} needs last dim {weight.shape[1]} "
-                f"(weight has shape {weight.shape} = (out_features, in_features))"
+                f"linear: input of shape {tuple(x.shape)} needs last dim {weight.shape[1]} "
+                f"(weight has shape {tuple(weight.shape)} = (out_features, in_features))"
             )
         x2 = x.reshape(-1, weight.shape[1])  # (..., in) -> (N, in)
         y = matmul(x2, weight.T)  # (N, in) @ (in, out) -> (N, out)

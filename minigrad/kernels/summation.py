@@ -95,7 +95,7 @@ def sum_to_shape(grad, shape, axes=None):
     if axes is None:
         lead = len(grad.shape) - len(shape)
         if lead < 0 or any(s != 1 and s != g for s, g in zip(shape, grad.shape[lead:])):
-            raise ValueError(f"sum_to_shape: an array of shape {grad.shape} cannot be summed to shape {shape}")
+            raise ValueError(f"sum_to_shape: an array of shape {tuple(grad.shape)} cannot be summed to shape {tuple(shape)}")
         axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and grad.shape[lead + i] != 1)
     return np.asarray(sum(grad, axes)).reshape(shape)
 

@@ -181,7 +181,7 @@ class MultiheadAttention(Module):
 
     def _check_inputs(self, query, key, value, key_padding_mask, attn_mask):
         """True for batched (3-D) inputs, False for one sequence (2-D); a clear error otherwise."""
-        shapes = f"query {query.shape}, key {key.shape}, value {value.shape}"
+        shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)}, value {tuple(value.shape)}"
         if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
             raise ShapeError(
                 f"MultiheadAttention: query, key and value must all be 3-D (batched) or all 2-D (one sequence), "

@@ -89,7 +89,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     require_floating(bias, "layer_norm", "bias")
     if input.shape[input.ndim - len(normalized_shape):] != normalized_shape:
         raise ShapeError(
-            f"layer_norm: input of shape {input.shape} does not end in normalized_shape {normalized_shape}"
+            f"layer_norm: input of shape {tuple(input.shape)} does not end in normalized_shape {normalized_shape}"
         )
     return normalization.layer_norm(input, weight, bias, len(normalized_shape), eps)
 
@@ -189,7 +189,7 @@ def _reduce(loss, reduction):
 
 def _same_shape(op, input, target):
     if input.shape != getattr(target, "shape", input.shape):
-        raise ShapeError(f"{op}: input shape {input.shape} and target shape {target.shape} differ")
+        raise ShapeError(f"{op}: input shape {tuple(input.shape)} and target shape {tuple(target.shape)} differ")
 
 
 def _class_ids(op, input, target):
@@ -200,7 +200,7 @@ def _class_ids(op, input, target):
     expected = () if input.ndim == 1 else input.shape[:1] + input.shape[2:]
     if target_data.shape != expected:
         raise ShapeError(
-            f"{op}: input of shape {input.shape} (N, C, ...) needs target of shape {expected}, got {target_data.shape}"
+            f"{op}: input of shape {tuple(input.shape)} (N, C, ...) needs target of shape {expected}, got {tuple(target_data.shape)}"
         )
     return target_data
 
@@ -217,7 +217,7 @@ def _class_weight(op, weight, n_classes, dtype):
         return None
     w = weight._array if isinstance(weight, Tensor) else np.asarray(weight)
     if w.shape != (n_classes,):
-        raise ShapeError(f"{op}: weight must have one entry per class, shape ({n_classes},), got {w.shape}")
+        raise ShapeError(f"{op}: weight must have one entry per class, shape ({n_classes},), got {tuple(w.shape)}")
     return w.astype(dtype, copy=False)
 
 
@@ -337,7 +337,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _same_shape(op, input, target)
     for name, extra in (("weight", weight), ("pos_weight", pos_weight)):
         if extra is not None and not _broadcasts_to(np.shape(extra), input.shape):
-            raise ShapeError(f"{op}: {name} of shape {np.shape(extra)} does not broadcast to the input's shape {input.shape}")
+            raise ShapeError(f"{op}: {name} of shape {tuple(np.shape(extra))} does not broadcast to the input's shape {tuple(input.shape)}")
     loss = losses.binary_cross_entropy_with_logits(input, target, pos_weight)
     if weight is not None:
         loss = loss * weight
@@ -363,14 +363,14 @@ def pad(input, pad, mode="constant", value=None):
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ValueError(
             f"pad: the padding must have an even length of at most 2 * input.dim() = {2 * input.ndim}, "
-            f"got {len(pad)} values {pad} for input of shape {input.shape}"
+            f"got {len(pad)} values {pad} for input of shape {tuple(input.shape)}"
         )
     widths = [(0, 0)] * input.ndim
     for k in range(len(pad) // 2):  # pair k pads dim -1 - k
         widths[input.ndim - 1 - k] = (pad[2 * k], pad[2 * k + 1])
     for d, (before, after) in enumerate(widths):
         if input.shape[d] + before + after < 0:
-            raise ValueError(f"pad: padding {pad} would give dim {d} of input {input.shape} a negative size")
+            raise ValueError(f"pad: padding {pad} would give dim {d} of input {tuple(input.shape)} a negative size")
     return ConstantPad.apply(input, tuple(widths), 0.0 if value is None else value)
 
 

@@ -10,7 +10,7 @@ from .. import random as _random
 def _fans(tensor):
     """fan_in and fan_out of a weight shaped (out, in, *receptive_field)."""
     if tensor.ndim < 2:
-        raise ValueError(f"fan in/out needs a tensor with at least 2 dims, got shape {tensor.shape}")
+        raise ValueError(f"fan in/out needs a tensor with at least 2 dims, got shape {tuple(tensor.shape)}")
     receptive = int(np.prod(tensor.shape[2:])) if tensor.ndim > 2 else 1
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
@@ -86,7 +86,7 @@ def _kaiming_std(op, tensor, a, mode, nonlinearity):
     fan_in, fan_out = _fans(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
     if fan == 0:
-        raise ValueError(f"{op}: cannot initialise a tensor of shape {tensor.shape}, whose {mode} is 0")
+        raise ValueError(f"{op}: cannot initialise a tensor of shape {tuple(tensor.shape)}, whose {mode} is 0")
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
@@ -123,7 +123,7 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     its columns' signs fixed by R's diagonal so the result is uniformly distributed; dims after the
     first are flattened."""
     if tensor.ndim < 2:
-        raise ValueError(f"orthogonal_: only tensors with 2 or more dims are supported, got shape {tensor.shape}")
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dims are supported, got shape {tuple(tensor.shape)}")
     if tensor.numel() == 0:
         return tensor
     rows = tensor.shape[0]

@@ -60,14 +60,14 @@ def sdpa_mask(attn_mask, key_padding_mask, batch, num_heads, tgt_len, src_len, e
             masks.append(array.reshape(batch, num_heads, tgt_len, src_len))  # (B * h, T, S) -> (B, h, T, S)
         else:
             raise ShapeError(
-                f"{op}: attn_mask of shape {array.shape} must be (T, S) = {(tgt_len, src_len)} or "
+                f"{op}: attn_mask of shape {tuple(array.shape)} must be (T, S) = {(tgt_len, src_len)} or "
                 f"(B * num_heads, T, S) = {(batch * num_heads, tgt_len, src_len)}"
             )
     if key_padding_mask is not None:
         array = _array(key_padding_mask, "key_padding_mask", op)
         if array.shape != (batch, src_len):
             raise ShapeError(
-                f"{op}: key_padding_mask of shape {array.shape} must be (B, S) = {(batch, src_len)}"
+                f"{op}: key_padding_mask of shape {tuple(array.shape)} must be (B, S) = {(batch, src_len)}"
             )
         masks.append(array[:, None, None, :])  # (B, S) -> (B, 1, 1, S): the same for every head and query
     if not masks:

@@ -408,8 +408,8 @@ class Module:
             if problem is None:
                 staged.append((target, array))
             elif problem == "size mismatch":
-                problems.append(f"size mismatch for {key}: copying a param with shape {np.shape(array)} from "
-                                f"checkpoint, the shape in current model is {target.shape}.")
+                problems.append(f"size mismatch for {key}: copying a param with shape {tuple(np.shape(array))} from "
+                                f"checkpoint, the shape in current model is {tuple(target.shape)}.")
             else:
                 problems.append(f"value problem for {key!r}: {problem}")
         if problems:

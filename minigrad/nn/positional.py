@@ -40,7 +40,7 @@ class PositionalEncoding(Module):
     def forward(self, x, offset=0):
         T = x.shape[-2]
         if x.shape[-1] != self.d_model:
-            raise ShapeError(f"PositionalEncoding: input of shape {x.shape} needs last dim d_model={self.d_model}")
+            raise ShapeError(f"PositionalEncoding: input of shape {tuple(x.shape)} needs last dim d_model={self.d_model}")
         if offset + T > self.max_len:
             raise ValueError(
                 f"PositionalEncoding: positions {offset}..{offset + T - 1} exceed max_len={self.max_len}; "

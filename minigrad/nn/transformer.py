@@ -287,10 +287,10 @@ class Transformer(Module):
                 memory_is_causal=False):
         batch_dim = 0 if self.batch_first else 1
         if src.ndim == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
-            raise ValueError(f"Transformer: the batch sizes of src {src.shape} and tgt {tgt.shape} differ "
+            raise ValueError(f"Transformer: the batch sizes of src {tuple(src.shape)} and tgt {tuple(tgt.shape)} differ "
                              f"(batch_first={self.batch_first})")
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
-            raise ValueError(f"Transformer: src {src.shape} and tgt {tgt.shape} must end in d_model={self.d_model}")
+            raise ValueError(f"Transformer: src {tuple(src.shape)} and tgt {tuple(tgt.shape)} must end in d_model={self.d_model}")
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                             tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,

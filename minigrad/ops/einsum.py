@@ -79,7 +79,7 @@ def _parse(equation, operands):
         explicit = len(subscripts.replace("...", ""))
         if "..." not in subscripts and explicit != operand.ndim:
             raise ShapeError(
-                f"einsum: {subscripts!r} names {explicit} dims, but the operand has shape {operand.shape}"
+                f"einsum: {subscripts!r} names {explicit} dims, but the operand has shape {tuple(operand.shape)}"
             )
         widest = max(widest, operand.ndim - explicit)
     ellipsis = "".join(spare[:widest])
@@ -114,5 +114,5 @@ def einsum(equation, *operands):
     try:
         return Einsum.apply(*operands, inputs=tuple(inputs), output=output)
     except ValueError as error:
-        shapes = ", ".join(str(o.shape) for o in operands)
+        shapes = ", ".join(str(tuple(o.shape)) for o in operands)
         raise ShapeError(f"einsum: {equation!r} does not fit operands of shapes {shapes}: {error}") from None

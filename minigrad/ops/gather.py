@@ -26,7 +26,7 @@ def _index_array(index, op, max_ndim=None):
         else:
             raise TypeError(f"{op}: the index must be an integer tensor, got dtype {array.dtype}")
     if max_ndim is not None and array.ndim > max_ndim:
-        raise ShapeError(f"{op}: the index must have at most {max_ndim} dims, got shape {array.shape}")
+        raise ShapeError(f"{op}: the index must have at most {max_ndim} dims, got shape {tuple(array.shape)}")
     return array
 
 
@@ -46,12 +46,12 @@ def _positions(shape, dim, index, op):
     """
     if index.ndim != len(shape):
         raise ShapeError(
-            f"{op}: the index must have as many dims as the tensor: index {index.shape}, tensor {shape}"
+            f"{op}: the index must have as many dims as the tensor: index {tuple(index.shape)}, tensor {tuple(shape)}"
         )
     for d, (size_i, size_x) in enumerate(zip(index.shape, shape)):
         if d != dim and size_i > size_x:
             raise ShapeError(
-                f"{op}: index of shape {index.shape} is larger than the tensor of shape {shape} in dim {d}"
+                f"{op}: index of shape {tuple(index.shape)} is larger than the tensor of shape {tuple(shape)} in dim {d}"
             )
     if len(shape) == 0:  # a 0-d tensor and a 0-d index, which may only point at 0
         _check_range(index, 1, op, dim)
@@ -172,7 +172,7 @@ def scatter_positions(input, dim, index, src, op):
     src = _src_for(input, src, op)
     if isinstance(src, Tensor):
         if src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape)):
-            raise ShapeError(f"{op}: src of shape {src.shape} is smaller than the index of shape {index.shape}")
+            raise ShapeError(f"{op}: src of shape {tuple(src.shape)} is smaller than the index of shape {tuple(index.shape)}")
     return _positions(input.shape, d, index, op), src
 
 
@@ -215,7 +215,7 @@ def _index_fill_positions(input, dim, index, value, op):
     _check_range(index, input.shape[d] if input.ndim else 1, op, d, allow_negative=True)
     if isinstance(value, Tensor):
         if value.ndim:
-            raise ValueError(f"{op}: value must be a number or a 0-d tensor, got shape {value.shape}")
+            raise ValueError(f"{op}: value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
         value = value.item()
     return ((slice(None),) * d + (index.reshape(-1),) if input.ndim else ()), value
 
@@ -283,7 +283,7 @@ def masked_select(input, mask, *, out=None):
         np.broadcast_shapes(input.shape, mask_array.shape)
     except ValueError:
         raise ShapeError(
-            f"masked_select: mask of shape {mask_array.shape} and tensor of shape {input.shape} cannot be broadcast"
+            f"masked_select: mask of shape {mask_array.shape} and tensor of shape {tuple(input.shape)} cannot be broadcast"
         ) from None
     return watch_versions(MaskedSelect.apply(input, mask_array), mask)
 

@@ -17,8 +17,8 @@ def _check_mask(mask, shape, position, parts):
     covered = shape[start : start + mask.ndim] if start >= 0 else ()
     if tuple(covered) != mask.shape:
         raise IndexError(
-            f"index: a bool mask of shape {mask.shape} does not match dims {start}..{start + mask.ndim - 1} "
-            f"of the indexed tensor of shape {shape}"
+            f"index: a bool mask of shape {tuple(mask.shape)} does not match dims {start}..{start + mask.ndim - 1} "
+            f"of the indexed tensor of shape {tuple(shape)}"
         )
 
 
@@ -80,7 +80,7 @@ class GetItem(Function, arrays=True):
         try:
             return read(x, index)
         except IndexError as error:
-            raise IndexError(f"index: {error} (indexing a tensor of shape {x.shape})") from None
+            raise IndexError(f"index: {error} (indexing a tensor of shape {tuple(x.shape)})") from None
 
     @staticmethod
     def backward(ctx, grad):
@@ -132,7 +132,7 @@ class SetItem(Function, arrays=True):
         try:
             write(out, index, value)
         except (IndexError, ValueError) as error:
-            raise type(error)(f"x[index] = value: {error} (tensor of shape {x.shape})") from None
+            raise type(error)(f"x[index] = value: {error} (tensor of shape {tuple(x.shape)})") from None
         return out
 
     @staticmethod
@@ -162,7 +162,7 @@ class MaskedFill(Function, arrays=True):
             return np.where(mask, np.asarray(value, dtype=x.dtype), x)
         except ValueError:
             raise ShapeError(
-                f"masked_fill: mask of shape {mask.shape} cannot be broadcast to the tensor's shape {x.shape}"
+                f"masked_fill: mask of shape {tuple(mask.shape)} cannot be broadcast to the tensor's shape {tuple(x.shape)}"
             ) from None
 
     @staticmethod
@@ -181,7 +181,7 @@ class Where(Function, arrays=True):
             return np.where(condition, a, b)
         except ValueError:
             raise ShapeError(
-                f"where: condition {np.shape(condition)}, input {shape_of(a)} and other {shape_of(b)} "
+                f"where: condition {tuple(np.shape(condition))}, input {shape_of(a)} and other {shape_of(b)} "
                 "cannot be broadcast together"
             ) from None
 
@@ -329,7 +329,7 @@ def masked_fill(x, mask, value):
     given_mask, mask = mask, _bool_array(mask, "masked_fill")
     if isinstance(value, Tensor):
         if value.numel() != 1:
-            raise ValueError(f"masked_fill: value must be a number or a 1-element tensor, got shape {value.shape}")
+            raise ValueError(f"masked_fill: value must be a number or a 1-element tensor, got shape {tuple(value.shape)}")
         value = value.item()
     return watch_versions(MaskedFill.apply(x, mask, scalar(value)), given_mask)
 
@@ -345,11 +345,11 @@ def where(condition, input, other):
 
 def tril(x, diagonal=0):
     if x.ndim < 2:
-        raise ShapeError(f"tril: needs at least 2 dims, got shape {x.shape}")
+        raise ShapeError(f"tril: needs at least 2 dims, got shape {tuple(x.shape)}")
     return named_node(Triangle.apply(x, diagonal, False), "TrilBackward0")
 
 
 def triu(x, diagonal=0):
     if x.ndim < 2:
-        raise ShapeError(f"triu: needs at least 2 dims, got shape {x.shape}")
+        raise ShapeError(f"triu: needs at least 2 dims, got shape {tuple(x.shape)}")
     return named_node(Triangle.apply(x, diagonal, True), "TriuBackward0")

@@ -63,7 +63,7 @@ def _same_dtype(tensors):
 
 def cat(tensors, dim=0):
     tensors = _check_tensors(tensors, "cat")
-    shapes = [t.shape for t in tensors]
+    shapes = [tuple(t.shape) for t in tensors]
     ndim = tensors[0].ndim
     if any(t.ndim != ndim for t in tensors):
         raise ShapeError(f"cat: tensors must have the same number of dims, got shapes {shapes}")
@@ -78,7 +78,7 @@ def cat(tensors, dim=0):
 
 def stack(tensors, dim=0):
     tensors = _check_tensors(tensors, "stack")
-    shapes = [t.shape for t in tensors]
+    shapes = [tuple(t.shape) for t in tensors]
     if any(s != shapes[0] for s in shapes):
         raise ShapeError(f"stack: expects tensors of equal shape, got shapes {shapes}")
     d = normalize_dim(dim, tensors[0].ndim + 1, "stack")
@@ -94,7 +94,7 @@ def split(x, split_size_or_sections, dim=0):
         if any(s < 0 for s in sizes):
             raise ValueError(f"split: sizes must not be negative, got {sizes}")
         if sum(sizes) != length:
-            raise ShapeError(f"split: sizes {sizes} sum to {sum(sizes)}, but dim {d} of shape {x.shape} has {length}")
+            raise ShapeError(f"split: sizes {sizes} sum to {sum(sizes)}, but dim {d} of shape {tuple(x.shape)} has {length}")
     else:
         size = int(split_size_or_sections)
         if size <= 0:

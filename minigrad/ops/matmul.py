@@ -15,18 +15,18 @@ class MatMul(Function, arrays=True):
     def forward(ctx, a, b):
         # C = A B  (batch dims broadcast)
         if a.ndim == 0 or b.ndim == 0:
-            raise ShapeError(f"matmul: both operands need at least 1 dimension, got shapes {a.shape} and {b.shape}")
+            raise ShapeError(f"matmul: both operands need at least 1 dimension, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
         k_a = a.shape[-1]
         k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
         if k_a != k_b:
             raise ShapeError(
-                f"matmul: shapes {a.shape} and {b.shape} do not align: the last dim of the first "
+                f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not align: the last dim of the first "
                 f"({k_a}) must equal the {'second-to-last' if b.ndim > 1 else 'only'} dim of the second ({k_b})"
             )
         try:
             out = blocked_matmul(a, b) if a.ndim > 1 and b.ndim > 1 else np.matmul(a, b)
         except ValueError:
-            raise ShapeError(f"matmul: batch dims of shapes {a.shape} and {b.shape} cannot be broadcast") from None
+            raise ShapeError(f"matmul: batch dims of shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be broadcast") from None
         need_a, need_b = ctx.needs_input_grad or (False, False)
         ctx.save_for_backward(a if need_b else None, b if need_a else None)  # only what the formula reads
         ctx.a_ndim, ctx.b_ndim = a.ndim, b.ndim
@@ -82,7 +82,7 @@ def mm(input, mat2, *, out=None):
     """Matrix times matrix, both 2-D (matmul without batching or broadcasting)."""
     refuse_out(out, "mm")
     if input.ndim != 2 or mat2.ndim != 2:
-        raise ShapeError(f"mm: expects two 2-D tensors, got shapes {input.shape} and {mat2.shape}")
+        raise ShapeError(f"mm: expects two 2-D tensors, got shapes {tuple(input.shape)} and {tuple(mat2.shape)}")
     return matmul(input, mat2)
 
 
@@ -91,7 +91,7 @@ def bmm(input, mat2, *, out=None):
     refuse_out(out, "bmm")
     if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise ShapeError(
-            f"bmm: expects two 3-D tensors with the same batch size, got shapes {input.shape} and {mat2.shape}"
+            f"bmm: expects two 3-D tensors with the same batch size, got shapes {tuple(input.shape)} and {tuple(mat2.shape)}"
         )
     return matmul(input, mat2)
 
@@ -99,5 +99,5 @@ def bmm(input, mat2, *, out=None):
 def outer(input, vec2):
     """The outer product of two vectors: out[i, j] = input[i] * vec2[j] (composed from mul)."""
     if input.ndim != 1 or vec2.ndim != 1:
-        raise ShapeError(f"outer: expects two 1-D tensors, got shapes {input.shape} and {vec2.shape}")
+        raise ShapeError(f"outer: expects two 1-D tensors, got shapes {tuple(input.shape)} and {tuple(vec2.shape)}")
     return input.reshape(-1, 1) * vec2.reshape(1, -1)

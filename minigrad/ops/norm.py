@@ -85,5 +85,5 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise TypeError(f"norm: p must be a number or 'fro', got {p!r}")
     dims = normalize_dims(dim, input.ndim, "norm")
     if p == -math.inf and input.numel() == 0:
-        raise ValueError(f"norm: p=-inf of an empty tensor (shape {input.shape}) is undefined")
+        raise ValueError(f"norm: p=-inf of an empty tensor (shape {tuple(input.shape)}) is undefined")
     return Norm.apply(input, float(p), dims, keepdim)

@@ -143,7 +143,7 @@ _min_result = namedtuple("min", ["values", "indices"])
 
 def _check_nonempty(x, dims, op):
     if any(x.shape[d] == 0 for d in dims) or (not dims and x.numel() == 0):
-        raise ValueError(f"{op}: cannot reduce an empty dimension of a tensor of shape {x.shape}")
+        raise ValueError(f"{op}: cannot reduce an empty dimension of a tensor of shape {tuple(x.shape)}")
 
 
 def _integers_as_int64(x, dtype, op):

@@ -90,7 +90,7 @@ def repeat(input, *sizes):
     sizes = _sizes(sizes)
     if len(sizes) < input.ndim:
         raise ShapeError(
-            f"repeat: needs at least as many sizes as the tensor has dims, got {sizes} for shape {input.shape}"
+            f"repeat: needs at least as many sizes as the tensor has dims, got {sizes} for shape {tuple(input.shape)}"
         )
     if any(s < 0 for s in sizes):
         raise ValueError(f"repeat: sizes must not be negative, got {sizes}")

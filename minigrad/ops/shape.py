@@ -24,13 +24,13 @@ class Reshape(Function, arrays=True):
             out = x.reshape(shape)
         except ValueError:
             raise ShapeError(
-                f"{op}: shape {list(shape)} is invalid for input of size {x.size}: a tensor of shape {x.shape} "
+                f"{op}: shape {list(shape)} is invalid for input of size {x.size}: a tensor of shape {tuple(x.shape)} "
                 f"({x.size} elements) cannot be viewed as {tuple(shape)}"
             ) from None
         if op.startswith("view") and out.size and not np.may_share_memory(out, x):  # NumPy had to copy
             raise RuntimeError(
                 f"{op}: view size is not compatible with input tensor's size and stride (at least one dimension "
-                f"spans across two contiguous subspaces): the tensor of shape {x.shape} (a transpose, permute or "
+                f"spans across two contiguous subspaces): the tensor of shape {tuple(x.shape)} (a transpose, permute or "
                 f"slice) cannot be viewed as {tuple(shape)} without a copy. Use .reshape(...) instead."
             )
         return out
@@ -148,7 +148,7 @@ def transpose(x, dim0, dim1):
 def permute(x, dims):
     dims = tuple(normalize_dim(d, x.ndim, "permute") for d in dims)
     if sorted(dims) != list(range(x.ndim)):
-        raise ShapeError(f"permute: dims {dims} are not a permutation of the {x.ndim} dims of shape {x.shape}")
+        raise ShapeError(f"permute: dims {dims} are not a permutation of the {x.ndim} dims of shape {tuple(x.shape)}")
     return Permute.apply(x, dims)
 
 
@@ -178,7 +178,7 @@ def expand(x, sizes):
     sizes = tuple(sizes)
     lead = len(sizes) - x.ndim
     if lead < 0:
-        raise ShapeError(f"expand: cannot expand shape {x.shape} to fewer dims {sizes}")
+        raise ShapeError(f"expand: cannot expand shape {tuple(x.shape)} to fewer dims {sizes}")
     target = []
     for i, size in enumerate(sizes):
         own = x.shape[i - lead] if i >= lead else None
@@ -190,7 +190,7 @@ def expand(x, sizes):
             size = own
         if own is not None and own != 1 and own != size:
             raise ShapeError(
-                f"expand: shape {x.shape} cannot be expanded to {sizes}: dim {i - lead} has size {own}, "
+                f"expand: shape {tuple(x.shape)} cannot be expanded to {sizes}: dim {i - lead} has size {own}, "
                 "and only size-1 dims can grow"
             )
         target.append(size)
@@ -235,7 +235,7 @@ def narrow(x, dim, start, length):
         raise RuntimeError(f"narrow(): length must be non-negative, got {length}.")
     if start + length > size:
         raise RuntimeError(
-            f"narrow: start ({start}) + length ({length}) exceeds dimension size ({size}) (dim {d} of shape {x.shape})."
+            f"narrow: start ({start}) + length ({length}) exceeds dimension size ({size}) (dim {d} of shape {tuple(x.shape)})."
         )
     return named_node(getitem(x, (slice(None),) * d + (slice(start, start + length),)), "SliceBackward0")
 

@@ -57,7 +57,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     d = normalize_dim(dim, input.ndim, "topk")
     size = input.shape[d] if input.ndim else 1
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= size:
-        raise ValueError(f"topk: k={k!r} is out of range for dim {d} of size {size} (shape {input.shape})")
+        raise ValueError(f"topk: k={k!r} is out of range for dim {d} of size {size} (shape {tuple(input.shape)})")
     if input.ndim == 0:
         return _topk_result(input, Tensor._make(np.zeros((), dtype=np.int64)))
     order = _stable_order(input._array, d, descending=largest)

@@ -104,7 +104,7 @@ def require_floating(x, op, what="input"):
 
 
 def shape_of(x):
-    return x.shape if isinstance(x, (Tensor, np.ndarray)) else ()
+    return tuple(x.shape) if isinstance(x, (Tensor, np.ndarray)) else ()
 
 
 def take_axis(index, ndim):

@@ -199,8 +199,8 @@ def _restore_value(name, index, key, value, param):
         return int(value.item())
     if value.shape != param.shape:
         raise ValueError(
-            f"{name}.load_state_dict: state {key!r} of parameter {index} has shape {value.shape}, "
-            f"but the parameter has shape {param.shape}"
+            f"{name}.load_state_dict: state {key!r} of parameter {index} has shape {tuple(value.shape)}, "
+            f"but the parameter has shape {tuple(param.shape)}"
         )
     dtype = param.dtype if value.dtype.kind == "f" else value.dtype
     return np.array(value, dtype=dtype, copy=True)

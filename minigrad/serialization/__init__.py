@@ -343,7 +343,7 @@ def _written_by_pytorch(name):
 
 def _read_index(name, raw):
     if raw.dtype != np.uint8 or raw.ndim != 1:
-        raise CheckpointError(f"load: {name} has a {_INDEX!r} entry of dtype {raw.dtype} and shape {raw.shape}, "
+        raise CheckpointError(f"load: {name} has a {_INDEX!r} entry of dtype {raw.dtype} and shape {tuple(raw.shape)}, "
                               "not the bytes of an index")
     try:
         index = json.loads(raw.tobytes().decode("utf-8"))

@@ -8,7 +8,6 @@ x.sin_(). Each is a line here that calls minigrad's own op.
 import inspect
 import sys
 
-from ..tensor import PRINT_OPTIONS
 from ..autograd import anomaly
 from ..nn import functional as F
 from ..ops.util import refuse_out
@@ -191,21 +190,6 @@ def hardshrink(input, lambd=0.5):
 
 def bilinear(input1, input2, weight, bias=None):
     return F.bilinear(input1, input2, weight, bias)
-
-
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
-    """How tensors print (PyTorch's options, passed to NumPy's array2string); profile "default", "short", "full"."""
-    options = PRINT_OPTIONS
-    if profile is not None:
-        options.clear()
-        options.update({"default": {"precision": 4}, "short": {"precision": 2, "threshold": 1000, "edgeitems": 2},
-                        "full": {"precision": 4, "threshold": sys.maxsize}}[profile])
-    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
-                        ("max_line_width", linewidth)):
-        if value is not None:
-            options[name] = value
-    if sci_mode is not None:
-        options["suppress_small"] = not sci_mode
 
 
 def set_anomaly_enabled(enabled, check_nan=True):

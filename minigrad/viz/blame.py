@@ -19,7 +19,8 @@ that fails is the culprit, and the report names its module:
     print(report)          # first wrong backward: op #37 BadGELU in encoder.layers.0.feed_forward...
     report.first.module    # "encoder.layers.0.feed_forward.activation"
 
-The op is re-run through `type(node).forward` with a fresh ctx, so an op whose forward draws random
+The op is re-run through `type(node).forward` with a fresh ctx (a user's autograd.Function through its
+`apply`, on float64 Tensors, its backward reached by autograd.grad), so an op whose forward draws random
 numbers itself cannot be checked this way (minigrad's dropout draws its mask outside the op).
 Elements whose gradient is zero by definition are left out: the padding row of an embedding.
 """
@@ -28,7 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import engine
+from ..autograd.backprop import grad as autograd_grad
 from ..errors import ShapeError
+from ..function import CustomFunctionNode
+from ..grad_mode import enable_grad
 from ..ops.embedding import Embedding as _EmbeddingOp
 from ..tensor import Tensor
 from .recording import record_modules
@@ -166,6 +170,10 @@ def _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full, tal
         fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]  # forward may write to them
         return ctx, np.asarray(cls.forward(ctx, *fresh, **kwargs), dtype=np.float64)
 
+    backward = cls.backward
+    if isinstance(node, CustomFunctionNode):  # a user's Function: Tensors in, Tensors out
+        forward, backward = _custom_function_runner(node.function_cls, node.index, needs)
+
     try:
         ctx, out = forward(args)
     except Exception as error:  # noqa: BLE001  (any failure means: cannot check, not: wrong)
@@ -178,7 +186,7 @@ def _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full, tal
         return float(np.sum(upstream[finite] * o[finite]))
 
     try:
-        grads = cls.backward(ctx, upstream.copy())
+        grads = backward(ctx, upstream.copy())
     except Exception as error:  # noqa: BLE001
         return False, f"backward raised {type(error).__name__}: {error}"
     grads = grads if isinstance(grads, tuple) else (grads,)
@@ -195,7 +203,7 @@ def _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full, tal
             try:
                 grad = engine.sum_to_shape(grad, arg.shape)
             except ShapeError:
-                return False, f"input #{i} has shape {arg.shape}, its gradient shape {grad.shape}"
+                return False, f"input #{i} has shape {tuple(arg.shape)}, its gradient shape {tuple(grad.shape)}"
         frozen = _frozen_elements(cls, args, i)
 
         def at(x, i=i):
@@ -227,6 +235,33 @@ def _check_op(node, rng, eps, atol, rtol, n_directions, n_samples, max_full, tal
     return True, ""
 
 
+def _custom_function_runner(function_cls, index, needs):
+    """forward(arrays) -> (ctx, output array) and backward(ctx, upstream) -> gradients for a user's
+    autograd.Function: apply on fresh float64 Tensors, and its own backward reached through autograd.grad."""
+
+    def forward(arguments):
+        # (a 0-d input moved by eps comes back as a NumPy scalar: an array again)
+        arrays = [np.array(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in arguments]
+        tensors = [Tensor._make(a).requires_grad_(bool(need)) if isinstance(a, np.ndarray) else a
+                   for a, need in zip(arrays, needs)]
+        with enable_grad():
+            out = function_cls.apply(*tensors)
+        out = out[index] if isinstance(out, tuple) else out
+        return (tensors, out), np.asarray(out._array, dtype=np.float64)
+
+    def backward(ctx, upstream):
+        tensors, out = ctx
+        wanted = [t for t, need in zip(tensors, needs) if need]
+        grads = iter(autograd_grad(out, wanted, Tensor._make(upstream.astype(out.dtype)), allow_unused=True))
+        return tuple(None if not need else _array_of(next(grads)) for need in needs)
+
+    return forward, backward
+
+
+def _array_of(grad):
+    return None if grad is None else grad._array
+
+
 def _agree(analytic, numeric, atol, rtol, tally):
     """Whether the two derivatives agree within atol + rtol |numeric|; counts the comparison in tally."""
     allowed = atol + rtol * abs(numeric)
@@ -247,5 +282,5 @@ def _frozen_elements(cls, args, i):
 
 def _describe(i, arg, where, analytic, numeric, atol, rtol):
     allowed = atol + rtol * abs(numeric)
-    return (f"input #{i} (shape {arg.shape}), {where}: analytic {analytic:.6g}, numeric {numeric:.6g}, "
+    return (f"input #{i} (shape {tuple(arg.shape)}), {where}: analytic {analytic:.6g}, numeric {numeric:.6g}, "
             f"difference {abs(analytic - numeric):.3g} > allowed {allowed:.3g}")

@@ -507,8 +507,11 @@ function statsLine(s) {
 
 // ---- the panel ---------------------------------------------------------------------------------
 const panel = document.getElementById("panel");
-const nodeLink = id => el("a", {class: "link", onclick: () => select({node: id})},
-  D.nodes[id].label + " #" + id);
+// A link to an op or tensor; followed from the attention view, it closes the view so the op is in front.
+const nodeLink = id => el("a", {class: "link", onclick: () => {
+  document.getElementById("attention-view").hidden = true;
+  select({node: id}, true);
+}}, D.nodes[id].label + " #" + id);
 
 function checkBox(check) {
   if (!check) return el("div", {class: "check unchecked"}, "not checked");
@@ -678,6 +681,13 @@ function openAttention(i) {
 })();
 
 // ---- the backward walk -------------------------------------------------------------------------
+// Where next and prev move from: the selected op's step when an op of the walk is selected, else the walk's.
+function walkFrom() {
+  const id = state.selected ? state.selected.node : undefined;
+  const k = id !== undefined ? D.walk.indexOf(id) : -1;
+  return k >= 0 ? k : state.walk;
+}
+
 function walkTo(k) {
   if (!D.walk.length) return;
   state.walk = Math.max(0, Math.min(D.walk.length - 1, k));
@@ -686,16 +696,16 @@ function walkTo(k) {
   select({node: id}, true);
 }
 
-document.getElementById("walk-next").addEventListener("click", () => walkTo(state.walk + 1));
-document.getElementById("walk-prev").addEventListener("click", () => walkTo(state.walk - 1));
+document.getElementById("walk-next").addEventListener("click", () => walkTo(walkFrom() + 1));
+document.getElementById("walk-prev").addEventListener("click", () => walkTo(walkFrom() - 1));
 document.getElementById("walk-start").addEventListener("click", () => walkTo(0));
 document.getElementById("expand-all").addEventListener("click", () => { D.groups.forEach(g => state.expanded.add(g.id)); render(); fitAll(); });
 document.getElementById("collapse-all").addEventListener("click", () => { state.expanded = new Set([0]); render(); fitAll(); });
 document.getElementById("fit").addEventListener("click", fitAll);
 document.addEventListener("keydown", e => {
   if (e.target.tagName === "INPUT") return;
-  if (e.key === "ArrowRight") walkTo(state.walk + 1);
-  else if (e.key === "ArrowLeft") walkTo(state.walk - 1);
+  if (e.key === "ArrowRight") walkTo(walkFrom() + 1);
+  else if (e.key === "ArrowLeft") walkTo(walkFrom() - 1);
   else if (e.key === "Home") walkTo(0);
   else if (e.key === "Escape") document.getElementById("attention-view").hidden = true;
 });

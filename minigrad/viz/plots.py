@@ -77,7 +77,7 @@ def plot_attention(weights, src_tokens, tgt_tokens, heads=None, title=None, ncol
     if w.ndim == 2:
         w = w[None]
     if w.ndim != 3:
-        raise ValueError(f"plot_attention: weights must be (h, T, S) or (T, S), got shape {np.shape(weights)}")
+        raise ValueError(f"plot_attention: weights must be (h, T, S) or (T, S), got shape {tuple(np.shape(weights))}")
     h, T, S = w.shape
     if len(src_tokens) != S or len(tgt_tokens) != T:
         raise ValueError(f"plot_attention: weights (h={h}, T={T}, S={S}) need {S} source tokens and {T} "

@@ -73,7 +73,7 @@ def vector_to_parameters(vec, parameters):
     if not isinstance(vec, Tensor):
         raise TypeError(f"vector_to_parameters: expected vec to be a Tensor, got {type(vec).__name__}")
     if vec.ndim != 1:
-        raise ValueError(f"vector_to_parameters: vec must be 1-d, got shape {vec.shape}")
+        raise ValueError(f"vector_to_parameters: vec must be 1-d, got shape {tuple(vec.shape)}")
     params = _as_list(parameters)
     total = sum(p.numel() for p in params)
     if total != vec.shape[0]:

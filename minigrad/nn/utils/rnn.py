@@ -25,7 +25,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     for i, seq in enumerate(sequences):
         if seq.ndim == 0 or seq.shape[1:] != trailing:
             raise ShapeError(f"pad_sequence: every sequence must have shape (length, *{trailing}) like the first, "
-                             f"but sequence {i} has shape {seq.shape}")
+                             f"but sequence {i} has shape {tuple(seq.shape)}")
     longest = max(seq.shape[0] for seq in sequences)
     padded = []
     for seq in sequences:

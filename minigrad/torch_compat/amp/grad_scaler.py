@@ -116,7 +116,7 @@ class GradScaler:
         if new_scale is not None:
             if isinstance(new_scale, Tensor):
                 if new_scale.numel() != 1:
-                    raise ValueError(f"GradScaler.update: new_scale must hold one value, got shape {new_scale.shape}")
+                    raise ValueError(f"GradScaler.update: new_scale must hold one value, got shape {tuple(new_scale.shape)}")
                 new_scale = new_scale.item()
             self._scale = np.float32(new_scale)
         else:

@@ -27,7 +27,7 @@ def default_collate(batch):
         raise ValueError("default_collate: got an empty batch")
     first = batch[0]
     if isinstance(first, Tensor):
-        shapes = {t.shape for t in batch}
+        shapes = {t._array.shape for t in batch}
         if len(shapes) != 1:
             raise RuntimeError(f"default_collate: cannot stack tensors of different shapes {sorted(shapes)}")
         return ops.stack(list(batch))

@@ -106,7 +106,7 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(f"WeightedRandomSampler: replacement must be a bool, got {replacement!r}")
         array = np.asarray(weights.numpy() if isinstance(weights, Tensor) else weights, dtype=np.float64)
         if array.ndim != 1:
-            raise ValueError(f"WeightedRandomSampler: weights must be a 1-d sequence, got shape {array.shape}")
+            raise ValueError(f"WeightedRandomSampler: weights must be a 1-d sequence, got shape {tuple(array.shape)}")
         if not np.isfinite(array).all() or (array < 0).any():
             raise ValueError("WeightedRandomSampler: the weights contain inf, nan or a negative value")
         if not array.sum() > 0:
