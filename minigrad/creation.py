@@ -393,30 +393,6 @@ ByteTensor, IntTensor, LongTensor, BoolTensor = (
 
 
 # ---- more of PyTorch's creation functions -----------------------------------------------------------
-def rand_like(t, *, dtype=None, device=None, requires_grad=False, generator=None):
-    return rand(*t.shape, generator=generator, dtype=_like(t, dtype, device, "rand_like"), requires_grad=requires_grad)
-
-
-def randn_like(t, *, dtype=None, device=None, requires_grad=False, generator=None):
-    return randn(*t.shape, generator=generator, dtype=_like(t, dtype, device, "randn_like"),
-                 requires_grad=requires_grad)
-
-
-def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None):
-    if high is None:
-        low, high = 0, low
-    return randint(low, high, t.shape, generator=generator, dtype=_like(t, dtype, device, "randint_like"),
-                   requires_grad=requires_grad)
-
-
-def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, device=None, requires_grad=False):
-    """base^x for `steps` evenly spaced x from start to end, both included."""
-    _refuse_out(out, "logspace")
-    check_device(device, "logspace")
-    values = np.logspace(float(start), float(end), int(steps), base=base)
-    return _new(values.astype(_float_dtype(dtype)), requires_grad)
-
-
 def range(start=0, end=None, step=1, *, out=None, dtype=None, device=None, requires_grad=False):  # noqa: A001
     """PyTorch's deprecated range: like arange, but `end` included, and floats by default."""
     _refuse_out(out, "range")

@@ -547,7 +547,7 @@ def _check_dirty(cls, ctx, args, outputs):
     inputs = {id(a) for a in args if isinstance(a, Tensor)}
     for t in ctx._dirty:
         if id(t) not in inputs:
-            raise RuntimeError(f"{cls.__name__}: mark_dirty was given a tensor (shape {t.shape}) that is not an "
+            raise RuntimeError(f"{cls.__name__}: mark_dirty was given a tensor (shape {tuple(t.shape)}) that is not an "
                                "input of forward; only inputs changed in place are marked dirty")
         if id(t) not in returned:
             raise RuntimeError(
@@ -558,7 +558,7 @@ def _check_dirty(cls, ctx, args, outputs):
             if t.requires_grad and t.grad_fn is None:
                 raise RuntimeError(
                     f"{cls.__name__}: a leaf Variable that requires grad has been used in an in-place operation. "
-                    f"(forward changed an input of shape {t.shape} in place and marked it dirty; pass a non-leaf, "
+                    f"(forward changed an input of shape {tuple(t.shape)} in place and marked it dirty; pass a non-leaf, "
                     "e.g. x.clone(), or call it under torch.no_grad())"
                 )
             t._check_inplace(f"{cls.__name__} (mark_dirty)", [a for a in args if isinstance(a, Tensor)])

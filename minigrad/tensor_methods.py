@@ -459,7 +459,7 @@ class _Methods:
     def fill_diagonal_(self, fill_value, wrap=False):
         """The main diagonal (every dim's index equal) set to fill_value; for a tall matrix, wrap restarts it."""
         if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) != 1):
-            raise ValueError(f"fill_diagonal_: expects a 2-d tensor or one with all dims equal, got shape {self.shape}")
+            raise ValueError(f"fill_diagonal_: expects a 2-d tensor or one with all dims equal, got shape {tuple(self.shape)}")
         mask = np.zeros(self.shape, dtype=bool)
         if self.ndim == 2:
             flat = mask.reshape(-1)

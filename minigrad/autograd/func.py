@@ -192,7 +192,7 @@ def vjp(func, *primals, has_aux=False):
             raise RuntimeError(f"vjp_fn: expected {len(outs)} cotangents (one per output of f), got {len(given)}")
         for k, (v, o) in enumerate(zip(given, outs)):
             if v.shape != o.shape:
-                raise RuntimeError(f"vjp_fn: cotangent {k} has shape {v.shape}, but the output has shape {o.shape}")
+                raise RuntimeError(f"vjp_fn: cotangent {k} has shape {tuple(v.shape)}, but the output has shape {tuple(o.shape)}")
         flat = [t for group in wrt for t in group]
         with _transform():
             pairs = [(o, v) for o, v in zip(outs, given) if o.requires_grad]
@@ -282,7 +282,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 if d is None:
                     continue
                 if not -t.ndim <= d < max(t.ndim, 1) or t.ndim == 0:
-                    raise ValueError(f"vmap: argument {k} has a tensor of shape {t.shape}, which has no dim {d} to map "
+                    raise ValueError(f"vmap: argument {k} has a tensor of shape {tuple(t.shape)}, which has no dim {d} to map "
                                      "over")
                 sizes.append(t.shape[d])
             mapped.append((k, leaves, leaf_dims, build))

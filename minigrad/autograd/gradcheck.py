@@ -315,7 +315,7 @@ def _check_batched_grad(fn, values, checked, rng, atol, rtol, batch=3):
         for (name, t), g_batch, g_alone in zip(checked, together, alone):
             difference = np.abs(g_batch._array[b] - g_alone._array)
             if not np.all(difference <= atol + rtol * np.abs(g_alone._array)):
-                failures.append(f"{name} (shape {t.shape}): the gradient for batched output gradient {b} differs from "
+                failures.append(f"{name} (shape {tuple(t.shape)}): the gradient for batched output gradient {b} differs from "
                                 f"the one computed alone by up to {difference.max():.3g} (check_batched_grad)")
     return failures
 

@@ -85,7 +85,7 @@ def _beta_alpha(input, product, beta, alpha):
 def mv(input, vec):
     # the matrix-vector product
     if input.ndim != 2 or vec.ndim != 1:
-        raise ShapeError(f"mv: expects a matrix and a vector, got shapes {input.shape} and {vec.shape}")
+        raise ShapeError(f"mv: expects a matrix and a vector, got shapes {tuple(input.shape)} and {tuple(vec.shape)}")
     return input @ vec
 
 

@@ -98,7 +98,7 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 def _split_along(input, indices_or_sections, dim, op, min_ndim):
     if input.ndim < min_ndim:
-        raise ShapeError(f"{op}: expects a tensor with at least {min_ndim} dims, got shape {input.shape}")
+        raise ShapeError(f"{op}: expects a tensor with at least {min_ndim} dims, got shape {tuple(input.shape)}")
     if isinstance(indices_or_sections, int) and input.shape[dim] % indices_or_sections:
         raise ValueError(f"{op}: the size {input.shape[dim]} of dim {dim} is not divisible by {indices_or_sections}")
     return tensor_split(input, indices_or_sections, dim)
@@ -144,7 +144,7 @@ def rot90(input, k=1, dims=(0, 1)):
 
 def fliplr(input):
     if input.ndim < 2:
-        raise ShapeError(f"fliplr: expects at least 2 dims, got shape {input.shape}")
+        raise ShapeError(f"fliplr: expects at least 2 dims, got shape {tuple(input.shape)}")
     return flip(input, (1,))
 
 
@@ -188,7 +188,7 @@ def meshgrid(*tensors, indexing=None):
     if indexing not in ("ij", "xy"):
         raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
     if any(t.ndim > 1 for t in tensors):
-        raise ShapeError(f"meshgrid: expects 0-d or 1-D tensors, got shapes {[t.shape for t in tensors]}")
+        raise ShapeError(f"meshgrid: expects 0-d or 1-D tensors, got shapes {[tuple(t.shape) for t in tensors]}")
     flat = [t.reshape(-1) for t in tensors]
     swap = indexing == "xy" and len(flat) >= 2
     order = [1, 0, *range(2, len(flat))] if swap else list(range(len(flat)))
@@ -211,7 +211,7 @@ def cartesian_prod(*tensors):
 
 def combinations(input, r=2, with_replacement=False):
     if input.ndim != 1:
-        raise ShapeError(f"combinations: expects a 1-D tensor, got shape {input.shape}")
+        raise ShapeError(f"combinations: expects a 1-D tensor, got shape {tuple(input.shape)}")
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     index = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
     return input[index]
@@ -220,7 +220,7 @@ def combinations(input, r=2, with_replacement=False):
 def block_diag(*tensors):
     tensors = [t.reshape(1, -1) if t.ndim < 2 else t for t in _tensors(tensors, "block_diag")]
     if any(t.ndim != 2 for t in tensors):
-        raise ShapeError(f"block_diag: expects tensors of at most 2 dims, got shapes {[t.shape for t in tensors]}")
+        raise ShapeError(f"block_diag: expects tensors of at most 2 dims, got shapes {[tuple(t.shape) for t in tensors]}")
     width = sum(t.shape[1] for t in tensors)
     rows, left = [], 0
     for t in tensors:
@@ -361,11 +361,11 @@ def cross(input, other, dim=None):
     if dim is None:
         sizes = [k for k, s in enumerate(input.shape) if s == 3]
         if not sizes:
-            raise ShapeError(f"cross: no dimension of size 3 in input of shape {input.shape}")
+            raise ShapeError(f"cross: no dimension of size 3 in input of shape {tuple(input.shape)}")
         dim = sizes[0]
     d = normalize_dim(dim, input.ndim, "cross")
     if input.shape[d] != 3:
-        raise ShapeError(f"cross: dim {dim} must have size 3, got shape {input.shape}")
+        raise ShapeError(f"cross: dim {dim} must have size 3, got shape {tuple(input.shape)}")
     a = [input.select(d, k) for k in range(3)]
     b = [other.select(d, k) for k in range(3)]
     return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], d)

@@ -43,7 +43,7 @@ def bincount(input, weights=None, minlength=0):
     data = _array(input)
     if data.ndim != 1 or data.dtype.kind not in "iu":
         raise ValueError(f"bincount: expects a 1-D tensor of non-negative integers, got {data.dtype} of shape "
-                         f"{data.shape}")
+                         f"{tuple(data.shape)}")
     if data.size and data.min() < 0:
         raise ValueError("bincount: the input must hold non-negative integers")
     w = None if weights is None else _array(weights)
@@ -162,7 +162,7 @@ def _median(input, dim, keepdim, ignore_nan, op):
 
 def _nonempty(input, dim, op):
     if input.shape[dim] == 0:
-        raise IndexError(f"{op}: expected a non-empty input along the reduced dim, got shape {input.shape}")
+        raise IndexError(f"{op}: expected a non-empty input along the reduced dim, got shape {tuple(input.shape)}")
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -223,7 +223,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     x = input.reshape(-1) if dim is None else input
     d = 0 if dim is None else normalize_dim(dim, input.ndim, op)
     if input.numel() == 0:
-        raise RuntimeError(f"{op}: input tensor must be non-empty (shape {input.shape})")
+        raise RuntimeError(f"{op}: input tensor must be non-empty (shape {tuple(input.shape)})")
     sorted_x = x.sort(d).values  # NaN last
     data = sorted_x._array
     n = data.shape[d]
@@ -290,7 +290,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 def vander(x, N=None, increasing=False):
     if x.ndim != 1:
-        raise ShapeError(f"vander: expects a 1-D tensor, got shape {x.shape}")
+        raise ShapeError(f"vander: expects a 1-D tensor, got shape {tuple(x.shape)}")
     n = x.shape[0] if N is None else N
     powers = np.arange(n) if increasing else np.arange(n)[::-1].copy()
     if x.dtype.kind != "f":

@@ -34,21 +34,21 @@ def _p_norm(d, p, dim, keepdim):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     # ||x1 - x2 + eps||_p along the last dim
     if x1.ndim == 0 or x2.ndim == 0:
-        raise ShapeError(f"pairwise_distance: expects tensors with at least 1 dim, got shapes {x1.shape} and {x2.shape}")
+        raise ShapeError(f"pairwise_distance: expects tensors with at least 1 dim, got shapes {tuple(x1.shape)} and {tuple(x2.shape)}")
     return _p_norm(x1 - x2 + eps, p, -1, keepdim)
 
 
 def cdist(x1, x2, p=2.0):
     # d[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p
     if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
-        raise ShapeError(f"cdist: expects (..., P, M) and (..., R, M), got shapes {x1.shape} and {x2.shape}")
+        raise ShapeError(f"cdist: expects (..., P, M) and (..., R, M), got shapes {tuple(x1.shape)} and {tuple(x2.shape)}")
     return _p_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1, False)
 
 
 def pdist(x, p=2.0):
     # the distances between the rows of x, i < j, in row-major order of the upper triangle
     if x.ndim != 2:
-        raise ShapeError(f"pdist: expects a 2-D tensor, got shape {x.shape}")
+        raise ShapeError(f"pdist: expects a 2-D tensor, got shape {tuple(x.shape)}")
     i, j = np.triu_indices(x.shape[0], 1)
     return _p_norm(x[i] - x[j], p, -1, False)
 

@@ -111,7 +111,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
         return vector_norm(A, ord, None, keepdim, dtype=dtype)
     if A.ndim == 2:
         return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
-    raise ValueError(f"linalg.norm: with ord={ord!r} and no dim, the input must be 1-D or 2-D, got shape {A.shape}")
+    raise ValueError(f"linalg.norm: with ord={ord!r} and no dim, the input must be 1-D or 2-D, got shape {tuple(A.shape)}")
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
@@ -200,8 +200,8 @@ def cross(input, other, *, dim=-1, out=None):
     """The cross product of 3-vectors along dim: (a2 b3 - a3 b2, a3 b1 - a1 b3, a1 b2 - a2 b1)."""
     refuse_out(out, "linalg.cross")
     if input.shape[dim] != 3 or other.shape[dim] != 3:
-        raise ValueError(f"linalg.cross: dim {dim} must have size 3 in both inputs, got shapes {input.shape} and "
-                         f"{other.shape}")
+        raise ValueError(f"linalg.cross: dim {dim} must have size 3 in both inputs, got shapes {tuple(input.shape)} and "
+                         f"{tuple(other.shape)}")
     a = [input.narrow(dim, k, 1) for k in range(3)]
     b = [other.narrow(dim, k, 1) for k in range(3)]
     parts = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
@@ -266,7 +266,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     else:
         part = A.triu() if upper else A.tril()
     if B.ndim < 2:
-        raise ValueError(f"linalg.solve_triangular: B must be a matrix (..., n, k), got shape {B.shape}")
+        raise ValueError(f"linalg.solve_triangular: B must be a matrix (..., n, k), got shape {tuple(B.shape)}")
     return solve(part, B, left=left)
 
 
@@ -276,7 +276,7 @@ def tensorinv(A, ind=2, *, out=None):
     rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
     if rows != cols:
         raise ValueError(f"linalg.tensorinv: the product of the first {ind} dims must equal that of the rest, got "
-                         f"shape {A.shape}")
+                         f"shape {tuple(A.shape)}")
     return inv(A.reshape(rows, cols)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
 
 
@@ -288,7 +288,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
         A = A.movedim(dims, tuple(range(A.ndim - len(dims), A.ndim)))
     rest = tuple(A.shape[B.ndim:])
     if math.prod(rest) != B.numel() or tuple(A.shape[:B.ndim]) != tuple(B.shape):
-        raise ValueError(f"linalg.tensorsolve: A of shape {A.shape} and B of shape {B.shape} do not fit")
+        raise ValueError(f"linalg.tensorsolve: A of shape {tuple(A.shape)} and B of shape {tuple(B.shape)} do not fit")
     return solve(A.reshape(B.numel(), -1), B.reshape(-1)).reshape(rest)
 
 
@@ -311,7 +311,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     vector = B.ndim == A.ndim - 1
     b = B.unsqueeze(-1) if vector else B
     if b.shape[-2] != A.shape[-2]:
-        raise ValueError(f"linalg.lstsq: A of shape {A.shape} and B of shape {B.shape} do not fit (A X = B needs "
+        raise ValueError(f"linalg.lstsq: A of shape {tuple(A.shape)} and B of shape {tuple(B.shape)} do not fit (A X = B needs "
                          f"B's rows to be A's {A.shape[-2]})")
     if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
         raise ValueError(f"linalg.lstsq: driver must be one of 'gels', 'gelsy', 'gelsd', 'gelss', got {driver!r}")
@@ -346,7 +346,7 @@ def householder_product(A, tau, *, out=None):
     m, n = A.shape[-2:]
     k = tau.shape[-1]
     if not (m >= n >= k):
-        raise ValueError(f"linalg.householder_product: needs A (m, n) with m >= n >= k, got A {A.shape}, tau {tau.shape}")
+        raise ValueError(f"linalg.householder_product: needs A (m, n) with m >= n >= k, got A {tuple(A.shape)}, tau {tuple(tau.shape)}")
     v = A.tril(-1) + Tensor._make(np.eye(m, n, dtype=A._array.dtype))  # columns v_i, unit diagonal
     q = Tensor._make(np.broadcast_to(np.eye(m, dtype=A._array.dtype), tuple(A.shape[:-2]) + (m, m)).copy())
     for i in range(k):
@@ -501,7 +501,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     low, up, pivots, info = _eliminate(A)
     if check_errors and info.any():
         step = int(info.reshape(-1)[np.flatnonzero(info.reshape(-1))[0]]) - 1
-        raise LinAlgError(f"linalg.lu_factor: U[{step},{step}] is zero (a singular matrix, shape {A.shape}): "
+        raise LinAlgError(f"linalg.lu_factor: U[{step},{step}] is zero (a singular matrix, shape {tuple(A.shape)}): "
                           "lu_solve would divide by zero; linalg.lu or linalg.lu_factor_ex factor it anyway")
     m, n = A.shape[-2:]
     k = min(m, n)
@@ -614,7 +614,7 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     needed = min(other.shape[-2 if left else -1], n)
     if tau.shape[-1] != needed:
         raise ValueError(f"ormqr: tau.shape[-1] must be equal to min(other.shape[{-2 if left else -1}], "
-                         f"input.shape[-1]) = {needed}, got tau of shape {tau.shape}")
+                         f"input.shape[-1]) = {needed}, got tau of shape {tuple(tau.shape)}")
     full = input if n == m else cat([input, Tensor._make(np.zeros(tuple(input.shape[:-2]) + (m, m - n),
                                                                    input._array.dtype))], -1)
     q = householder_product(full[..., :, :m], tau)

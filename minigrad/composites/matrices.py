@@ -10,7 +10,7 @@ from ..tensor import Tensor
 def diagonal(x, offset=0, dim1=0, dim2=1):
     # y_i = x[..., i, i + offset] over the dims dim1, dim2, which go, as one dim, to the end
     if x.ndim < 2:
-        raise ShapeError(f"diagonal: needs at least 2 dims, got shape {x.shape}")
+        raise ShapeError(f"diagonal: needs at least 2 dims, got shape {tuple(x.shape)}")
     d1, d2 = normalize_dim(dim1, x.ndim, "diagonal"), normalize_dim(dim2, x.ndim, "diagonal")
     if d1 == d2:
         raise ValueError(f"diagonal: dim1 and dim2 cannot be the same dim ({dim1}, {dim2})")
@@ -48,7 +48,7 @@ def diag(x, diagonal_=0):
         return diag_embed(x, diagonal_)
     if x.ndim == 2:
         return diagonal(x, diagonal_)
-    raise ShapeError(f"diag: expects a 1-D or 2-D tensor, got shape {x.shape}")
+    raise ShapeError(f"diag: expects a 1-D or 2-D tensor, got shape {tuple(x.shape)}")
 
 
 def diagflat(x, offset=0):
@@ -58,13 +58,13 @@ def diagflat(x, offset=0):
 def trace(x):
     # the sum of the diagonal of a matrix
     if x.ndim != 2:
-        raise ShapeError(f"trace: expects a matrix (2-D), got shape {x.shape}")
+        raise ShapeError(f"trace: expects a matrix (2-D), got shape {tuple(x.shape)}")
     return diagonal(x).sum()
 
 
 def _vectors(a, b, op):
     if a.ndim != 1 or b.ndim != 1:
-        raise ShapeError(f"{op}: expects two 1-D tensors, got shapes {a.shape} and {b.shape}")
+        raise ShapeError(f"{op}: expects two 1-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     if a.shape != b.shape:
         raise ShapeError(f"{op}: inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] "
                          "to have the same number of elements")
@@ -89,7 +89,7 @@ def inner(a, b):
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     if a.shape[-1] != b.shape[-1]:
-        raise ShapeError(f"inner: the last dims must match, got shapes {a.shape} and {b.shape}")
+        raise ShapeError(f"inner: the last dims must match, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     k = a.shape[-1]
     return (a.reshape(-1, k) @ b.reshape(-1, k).transpose(0, 1)).reshape(*a.shape[:-1], *b.shape[:-1])
 

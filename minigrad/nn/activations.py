@@ -192,7 +192,7 @@ class Softmax2d(Module):
 
     def forward(self, input):
         if input.ndim not in (3, 4):
-            raise ValueError(f"Softmax2d: expects a 3-D or 4-D input, got shape {input.shape}")
+            raise ValueError(f"Softmax2d: expects a 3-D or 4-D input, got shape {tuple(input.shape)}")
         return F.softmax(input, -3)
 
 

@@ -98,11 +98,11 @@ def _check_channels(op, input, min_dims, **vectors):
     """input (N, C, ...) with at least min_dims dims; each given per-channel vector of shape (C,)."""
     require_floating(input, op)
     if input.ndim < min_dims:
-        raise ShapeError(f"{op}: expects input of shape (N, C, ...) with at least {min_dims} dims, got {input.shape}")
+        raise ShapeError(f"{op}: expects input of shape (N, C, ...) with at least {min_dims} dims, got {tuple(input.shape)}")
     for name, v in vectors.items():
         if v is not None and tuple(v.shape) != (input.shape[1],):
             raise ShapeError(f"{op}: {name} of shape {tuple(v.shape)} does not match the input's "
-                             f"{input.shape[1]} channels (dim 1 of shape {input.shape})")
+                             f"{input.shape[1]} channels (dim 1 of shape {tuple(input.shape)})")
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
@@ -112,7 +112,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     bias=bias)
     if training and input.numel() // max(input.shape[1], 1) <= 1:
         raise ValueError(f"batch_norm: Expected more than 1 value per channel when training, got input of shape "
-                         f"{input.shape}")
+                         f"{tuple(input.shape)}")
     if not training and (running_mean is None or running_var is None):
         raise ValueError("batch_norm: running_mean and running_var are needed when training=False")
     return normalization.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
@@ -125,7 +125,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                     bias=bias)
     if use_input_stats and math.prod(input.shape[2:]) <= 1:
         raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, got input of shape "
-                         f"{input.shape}")
+                         f"{tuple(input.shape)}")
     if not use_input_stats and (running_mean is None or running_var is None):
         raise ValueError("instance_norm: running_mean and running_var are needed when use_input_stats=False")
     return normalization.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum,
@@ -136,7 +136,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise each sample over groups of num_groups consecutive channels (and the other dims)."""
     _check_channels("group_norm", input, 2, weight=weight, bias=bias)
     if num_groups <= 0 or input.shape[1] % num_groups:
-        raise ValueError(f"group_norm: the {input.shape[1]} channels of the input (shape {input.shape}) cannot be "
+        raise ValueError(f"group_norm: the {input.shape[1]} channels of the input (shape {tuple(input.shape)}) cannot be "
                          f"split into {num_groups} groups of equal size")
     return normalization.group_norm(input, num_groups, weight, bias, eps)
 
@@ -146,7 +146,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     require_floating(input, "rms_norm")
     if tuple(input.shape[input.ndim - len(normalized_shape):]) != normalized_shape:
-        raise ShapeError(f"rms_norm: input of shape {input.shape} does not end in normalized_shape {normalized_shape}")
+        raise ShapeError(f"rms_norm: input of shape {tuple(input.shape)} does not end in normalized_shape {normalized_shape}")
     if weight is not None and tuple(weight.shape) != normalized_shape:
         raise ShapeError(f"rms_norm: weight of shape {tuple(weight.shape)} is not normalized_shape {normalized_shape}")
     eps = float(np.finfo(input.dtype).eps) if eps is None else eps
@@ -157,7 +157,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """x_c / (k + alpha / size * sum of x^2 over `size` neighbouring channels)^beta (AlexNet's normalisation)."""
     require_floating(input, "local_response_norm")
     if input.ndim < 3:
-        raise ValueError(f"local_response_norm: expects input of 3 or more dims (N, C, ...), got shape {input.shape}")
+        raise ValueError(f"local_response_norm: expects input of 3 or more dims (N, C, ...), got shape {tuple(input.shape)}")
     if size < 1:
         raise ValueError(f"local_response_norm: size must be at least 1, got {size}")
     return normalization.local_response_norm(input, int(size), alpha, beta, k)
@@ -503,14 +503,14 @@ def glu(input, dim=-1):
     d = normalize_dim(dim, input.ndim, "glu")
     if input.ndim == 0 or input.shape[d] % 2:
         raise ShapeError(f"glu: halving only works on an even number of elements, got size {input.shape[d] if input.ndim else 0} "
-                         f"along dim {dim} of shape {input.shape}")
+                         f"along dim {dim} of shape {tuple(input.shape)}")
     return _activation("glu", input, False, lambda t: activations.glu(t, d))
 
 
 def prelu(input, weight):
     if weight.numel() != 1 and (input.ndim < 2 or weight.numel() != input.shape[1]):
         raise ShapeError(f"prelu: weight of {weight.numel()} elements must be 1 or match the channel dim (dim 1) "
-                         f"of input shape {input.shape}")
+                         f"of input shape {tuple(input.shape)}")
     return _activation("prelu", input, False, lambda t: activations.prelu(t, weight))
 
 
@@ -567,8 +567,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """-(y log p + (1 - y) log(1 - p)) of probabilities p = input, each log clamped at -100 (as PyTorch)."""
     reduction = _loss("binary_cross_entropy", input, target, size_average, reduce, reduction)
     if target.shape != input.shape:
-        raise ValueError(f"binary_cross_entropy: using a target size ({target.shape}) that is different to the input "
-                         f"size ({input.shape}) is deprecated. Please ensure they have the same size.")
+        raise ValueError(f"binary_cross_entropy: using a target size ({tuple(target.shape)}) that is different to the input "
+                         f"size ({tuple(input.shape)}) is deprecated. Please ensure they have the same size.")
     data = input._array
     if np.any((data < 0) | (data > 1)):
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
@@ -623,7 +623,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if input.shape[:-1] == var.shape:  # one variance per row: (N, D) input, (N,) var
             var = var.unsqueeze(-1)
         elif not (input.shape[:-1] == var.shape[:-1] and var.shape[-1] == 1):
-            raise ValueError(f"gaussian_nll_loss: var of shape {var.shape} fits neither input {input.shape}, "
+            raise ValueError(f"gaussian_nll_loss: var of shape {tuple(var.shape)} fits neither input {tuple(input.shape)}, "
                              "input without its last dim, nor input with a last dim of 1")
     if np.any(var._array < 0):
         raise ValueError("gaussian_nll_loss: var has negative entry/entries")
@@ -679,7 +679,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     reduction = _loss("multilabel_margin_loss", input, target, size_average, reduce, reduction)
     target_data = target._array if isinstance(target, Tensor) else np.asarray(target)
     if target_data.shape != input.shape:
-        raise ShapeError(f"multilabel_margin_loss: target shape {target_data.shape} must equal input shape {input.shape}")
+        raise ShapeError(f"multilabel_margin_loss: target shape {tuple(target_data.shape)} must equal input shape {tuple(input.shape)}")
     return _reduce(losses.multilabel_margin(input, target_data), reduction)
 
 

@@ -49,7 +49,7 @@ class _NormBase(Module):
     def _check_input_dim(self, x):
         if x.ndim not in self._input_dims:
             raise ValueError(f"{type(self).__name__}: expected {' or '.join(f'{d}D' for d in self._input_dims)} "
-                             f"input (got {x.ndim}D input of shape {x.shape})")
+                             f"input (got {x.ndim}D input of shape {tuple(x.shape)})")
 
     def _momentum(self):
         """The factor of this step's statistics: momentum, or 1/steps (a plain average) when momentum is None."""
@@ -99,7 +99,7 @@ class _InstanceNorm(_NormBase):
         batched = self._input_dims[-1]
         if x.ndim not in (batched - 1, batched):
             raise ValueError(f"{type(self).__name__}: expected {batched - 1}D (unbatched) or {batched}D input "
-                             f"(got {x.ndim}D input of shape {x.shape})")
+                             f"(got {x.ndim}D input of shape {tuple(x.shape)})")
         if x.ndim == batched - 1:  # one sample without its batch dim
             return self.forward(x.unsqueeze(0)).squeeze(0)
         momentum = 0.0 if self.momentum is None else self.momentum  # (PyTorch counts no batches here)

@@ -93,10 +93,10 @@ class RNNBase(Module):
             raise TypeError(f"{name}: expects a Tensor as input, got {type(input).__name__} (packed sequences are "
                             "not supported by minigrad: pad the batch and pass a Tensor)")
         if input.ndim not in (2, 3):
-            raise ValueError(f"{name}: expected input of 2 (unbatched) or 3 dims, got shape {input.shape}")
+            raise ValueError(f"{name}: expected input of 2 (unbatched) or 3 dims, got shape {tuple(input.shape)}")
         if input.shape[-1] != self.input_size:
             raise ValueError(f"{name}: input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
-                             f"{input.shape[-1]} (input of shape {input.shape})")
+                             f"{input.shape[-1]} (input of shape {tuple(input.shape)})")
         batched = input.ndim == 3
         x = input if not batched else input.transpose(0, 1) if self.batch_first else input  # (L, N, H_in)
         if not batched:
@@ -221,7 +221,7 @@ class RNNCellBase(Module):
         name = type(self).__name__
         if input.ndim not in (1, 2) or input.shape[-1] != self.input_size:
             raise ValueError(f"{name}: expected input of shape (N, {self.input_size}) or ({self.input_size},), got "
-                             f"{input.shape}")
+                             f"{tuple(input.shape)}")
         batched = input.ndim == 2
         x = input if batched else input.unsqueeze(0)
         if hx is None:

@@ -249,7 +249,7 @@ def index_add(input, dim, index, source, *, alpha=1, op="index_add"):
     in_shape = input.shape if input.ndim else (1,)
     if source.ndim != input.ndim or src_shape[d] != len(index) or any(
             s != t for k, (s, t) in enumerate(zip(src_shape, in_shape)) if k != d):
-        raise ShapeError(f"{op}: source of shape {source.shape} does not match input of shape {input.shape} with "
+        raise ShapeError(f"{op}: source of shape {tuple(source.shape)} does not match input of shape {tuple(input.shape)} with "
                          f"{len(index)} indices along dim {d} (source's dim {d} must have one slice per index, the "
                          "other dims the input's sizes)")
     _check_range(index, in_shape[d], op, d)
@@ -283,7 +283,7 @@ def masked_select(input, mask, *, out=None):
         np.broadcast_shapes(input.shape, mask_array.shape)
     except ValueError:
         raise ShapeError(
-            f"masked_select: mask of shape {mask_array.shape} and tensor of shape {tuple(input.shape)} cannot be broadcast"
+            f"masked_select: mask of shape {tuple(mask_array.shape)} and tensor of shape {tuple(input.shape)} cannot be broadcast"
         ) from None
     return watch_versions(MaskedSelect.apply(input, mask_array), mask)
 

@@ -36,13 +36,13 @@ def _swap(m):
 
 def check_square(a, op):
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ShapeError(f"{op}: expects a square matrix or a batch of them (..., n, n), got shape {a.shape}")
+        raise ShapeError(f"{op}: expects a square matrix or a batch of them (..., n, n), got shape {tuple(a.shape)}")
     check_matrix(a, op)
 
 
 def check_matrix(a, op):
     if a.ndim < 2:
-        raise ShapeError(f"{op}: expects a matrix or a batch of them (..., m, n), got shape {a.shape}")
+        raise ShapeError(f"{op}: expects a matrix or a batch of them (..., m, n), got shape {tuple(a.shape)}")
     if a.dtype.kind != "f":
         raise TypeError(f"{op}: expects a floating point tensor, got {a.dtype}")
 
@@ -56,7 +56,7 @@ class Inv(Function, arrays=True):
         try:
             y = np.linalg.inv(a)
         except np.linalg.LinAlgError:
-            raise LinAlgError(f"linalg.inv: the input matrix is singular (shape {a.shape}), it has no inverse") from None
+            raise LinAlgError(f"linalg.inv: the input matrix is singular (shape {tuple(a.shape)}), it has no inverse") from None
         ctx.save_for_backward(y)
         return y
 
@@ -137,7 +137,7 @@ class Solve(Function, arrays=True):
         try:
             x = np.linalg.solve(a, b)
         except np.linalg.LinAlgError:
-            raise LinAlgError(f"linalg.solve: the matrix A (shape {a.shape}) is singular: A X = B has no unique "
+            raise LinAlgError(f"linalg.solve: the matrix A (shape {tuple(a.shape)}) is singular: A X = B has no unique "
                               "solution") from None
         ctx.save_for_backward(a, x)
         return x
@@ -159,7 +159,7 @@ class Cholesky(Function, arrays=True):
         try:
             low = np.linalg.cholesky(a)
         except np.linalg.LinAlgError:
-            raise LinAlgError(f"linalg.cholesky: the input (shape {a.shape}) is not positive-definite, so it has "
+            raise LinAlgError(f"linalg.cholesky: the input (shape {tuple(a.shape)}) is not positive-definite, so it has "
                               "no Cholesky factor") from None
         ctx.save_for_backward(low)
         return low
@@ -314,7 +314,7 @@ def solve(A, B, *, left=True, out=None):
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     b = B.unsqueeze(-1) if vector else B
     if b.ndim < 2 or b.shape[-2] != A.shape[-1]:
-        raise ShapeError(f"linalg.solve: A of shape {A.shape} and B of shape {B.shape} do not fit (A X = B needs "
+        raise ShapeError(f"linalg.solve: A of shape {tuple(A.shape)} and B of shape {tuple(B.shape)} do not fit (A X = B needs "
                          f"B's rows to be A's {A.shape[-1]})")
     x = Solve.apply(A, b)
     return x.squeeze(-1) if vector else x
