@@ -109,6 +109,11 @@ from .torch_compat.torch_forms import (
     triplet_margin_loss,
 )
 from .torch_compat.torch_forms import set_anomaly_enabled
+from .torch_compat.torch_forms import (
+    batch_norm, eig, group_norm, instance_norm, lstsq, matrix_rank, rms_norm, solve, symeig, typename,
+)
+from .torch_compat.dtype_info import can_cast, finfo, iinfo, promote_types, result_type
+from .autograd.func import vmap  # torch.vmap is torch.func.vmap (a loop over the mapped dim)
 from .torch_compat import torch_forms as _torch_forms
 from . import tensor_methods  # noqa: F401  (puts PyTorch's method table on Tensor)
 from .composites.softmax import log_softmax, logsumexp, softmax

@@ -205,3 +205,45 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
                           include_last_offset=include_last_offset, padding_idx=padding_idx)
     empty = out.new_zeros(0).long()
     return out, empty, empty, empty
+
+
+# ---- torch.batch_norm & co.: the ATen argument order, and the trailing cudnn_enabled flag ------------
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                  cudnn_enabled=True):
+    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    return F.rms_norm(input, normalized_shape, weight, eps)
+
+
+# ---- functions PyTorch removed and keeps as stubs that say where they went ----------------------------
+_REMOVED = {"solve": "torch.linalg.solve", "lstsq": "torch.linalg.lstsq", "matrix_rank": "torch.linalg.matrix_rank",
+            "symeig": "torch.linalg.eigh", "eig": "torch.linalg.eig (complex results: not in minigrad)"}
+
+
+def _removed(name):
+    def stub(*args, **kwargs):
+        raise RuntimeError(f"torch.{name} was deprecated and has been removed from PyTorch; use {_REMOVED[name]}")
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = f"Removed from PyTorch (as there): use {_REMOVED[name]}."
+    return stub
+
+
+solve, lstsq, matrix_rank, symeig, eig = (_removed(name) for name in ("solve", "lstsq", "matrix_rank", "symeig", "eig"))
+
+
+def typename(obj):
+    """torch.typename: 'torch.FloatTensor' for a tensor, else the object's type as module.name."""
+    if hasattr(obj, "type") and hasattr(obj, "_array"):
+        return obj.type()
+    kind = obj if isinstance(obj, type) else type(obj)
+    return kind.__qualname__ if kind.__module__ in ("builtins", None) else f"{kind.__module__}.{kind.__qualname__}"
