@@ -110,7 +110,7 @@ from .torch_compat.torch_forms import (
 )
 from .torch_compat.torch_forms import set_anomaly_enabled
 from .torch_compat.torch_forms import (
-    batch_norm, eig, group_norm, instance_norm, lstsq, matrix_rank, rms_norm, solve, symeig, typename,
+    batch_norm, ctc_loss, eig, group_norm, instance_norm, lstsq, matrix_rank, rms_norm, solve, symeig, typename,
 )
 from .torch_compat.dtype_info import can_cast, finfo, iinfo, promote_types, result_type
 from .autograd.func import vmap  # torch.vmap is torch.func.vmap (a loop over the mapped dim)

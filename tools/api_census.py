@@ -77,13 +77,13 @@ CENSUS = {
         softshrink hardshrink glu prelu rrelu threshold gumbel_softmax softmin binary_cross_entropy huber_loss
         smooth_l1_loss cosine_similarity pairwise_distance triplet_margin_loss margin_ranking_loss
         hinge_embedding_loss soft_margin_loss multilabel_soft_margin_loss poisson_nll_loss gaussian_nll_loss
-        cosine_embedding_loss
+        cosine_embedding_loss ctc_loss
     """),
     "nn activations and losses (#33)": ("nn", """
         ELU SELU CELU Softplus Softsign Mish Hardtanh Hardswish Hardsigmoid LeakyReLU ReLU6 LogSigmoid Tanhshrink
         Softshrink Hardshrink GLU PReLU RReLU Threshold Softmin Softmax2d CosineSimilarity PairwiseDistance
         Unflatten BCELoss HuberLoss SmoothL1Loss SoftMarginLoss MultiLabelSoftMarginLoss PoissonNLLLoss
-        GaussianNLLLoss MarginRankingLoss HingeEmbeddingLoss CosineEmbeddingLoss TripletMarginLoss
+        GaussianNLLLoss MarginRankingLoss HingeEmbeddingLoss CosineEmbeddingLoss TripletMarginLoss CTCLoss
     """),
     "nn.init": ("nn.init", """
         normal_ uniform_ zeros_ ones_ constant_ xavier_uniform_ xavier_normal_ kaiming_uniform_ kaiming_normal_

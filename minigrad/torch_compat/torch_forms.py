@@ -207,6 +207,11 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     return out, empty, empty, empty
 
 
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
+    """torch.ctc_loss (ATen's form: reduction as an int, 0 none, 1 mean, 2 sum)."""
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)
+
+
 # ---- torch.batch_norm & co.: the ATen argument order, and the trailing cudnn_enabled flag ------------
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)

@@ -1,0 +1,105 @@
+"""The last names of issue 33's coverage table: ctc_loss/CTCLoss, the removed Tensor stubs, geqrf,
+svd_lowrank/pca_lowrank, multi_head_attention_forward, AdaptiveLogSoftmaxWithLoss."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad.autograd import gradcheck
+
+from conftest import torch
+
+needs_torch = pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+
+
+# ---- ctc_loss ------------------------------------------------------------------------------------------
+def _ctc_case(seed=0):
+    rng = np.random.default_rng(seed)
+    logits = rng.standard_normal((6, 3, 4))
+    targets = np.array([[1, 1, 2], [3, 2, 0], [0, 0, 0]])  # a repeated label, a shorter one, an empty one
+    return logits, targets, np.array([6, 5, 4]), np.array([3, 2, 0])
+
+
+def _log_softmax_np(x):
+    shifted = x - x.max(-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+
+
+def _ctc_brute_force(logp, target, frames, blank=0):
+    # -log of the sum over every frame labelling that collapses (merge repeats, drop blanks) to target
+    n_classes = logp.shape[-1]
+    total = 0.0
+    for path in np.ndindex(*(n_classes,) * frames):
+        collapsed = [c for i, c in enumerate(path) if c != blank and (i == 0 or c != path[i - 1])]
+        if collapsed == list(target):
+            total += math.exp(sum(logp[t, c] for t, c in enumerate(path)))
+    return -math.log(total) if total else math.inf
+
+
+def test_ctc_loss_matches_brute_force_enumeration():
+    logits, targets, in_len, tgt_len = _ctc_case()
+    logp = _log_softmax_np(logits[:4])  # 4 frames: 4**4 paths per element
+    in_len, tgt_len = np.array([4, 4, 3]), np.array([2, 2, 0])
+    got = F.ctc_loss(mg.tensor(logp), mg.tensor(targets), mg.tensor(in_len), mg.tensor(tgt_len), reduction="none")
+    expected = [_ctc_brute_force(logp[:in_len[n], n], targets[n, :tgt_len[n]], in_len[n]) for n in range(3)]
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+
+
+def test_ctc_loss_infeasible_is_inf_and_zero_infinity_zeroes_it():
+    logp = mg.tensor(_log_softmax_np(np.zeros((2, 1, 3))), requires_grad=True)
+    args = (mg.tensor([[1, 1]]), mg.tensor([2]), mg.tensor([2]))  # 1,1 needs 3 frames (a blank between)
+    assert math.isinf(F.ctc_loss(logp, *args, reduction="sum").item())
+    loss = F.ctc_loss(logp, *args, reduction="sum", zero_infinity=True)
+    loss.backward()
+    assert loss.item() == 0 and not logp.grad.numpy().any()
+
+
+def test_ctc_loss_gradcheck():
+    logits, targets, in_len, tgt_len = _ctc_case()
+    x = mg.tensor(logits, requires_grad=True)
+    assert gradcheck(lambda v: F.ctc_loss(v.log_softmax(2), mg.tensor(targets), mg.tensor(in_len),
+                                          mg.tensor(tgt_len)), (x,))
+
+
+def test_ctc_loss_concatenated_unbatched_and_module_agree_with_padded():
+    logits, targets, in_len, tgt_len = _ctc_case()
+    logp = mg.tensor(_log_softmax_np(logits))
+    padded = F.ctc_loss(logp, mg.tensor(targets), mg.tensor(in_len), mg.tensor(tgt_len), reduction="none")
+    concatenated = np.concatenate([targets[n, :tgt_len[n]] for n in range(3)])
+    joined = F.ctc_loss(logp, mg.tensor(concatenated), in_len.tolist(), tgt_len.tolist(), reduction="none")
+    np.testing.assert_allclose(joined.numpy(), padded.numpy())
+    single = F.ctc_loss(logp[:, 0], mg.tensor(targets[0]), [6], [3], reduction="none")
+    assert single.shape == () and np.isclose(single.item(), padded.numpy()[0])
+    module = mg.nn.CTCLoss(blank=0, reduction="sum")
+    assert np.isclose(module(logp, mg.tensor(targets), in_len, tgt_len).item(), padded.numpy().sum())
+    mean = F.ctc_loss(logp, mg.tensor(targets), in_len, tgt_len)
+    assert np.isclose(mean.item(), (padded.numpy() / np.maximum(tgt_len, 1)).mean())
+    assert np.isclose(mg.ctc_loss(logp, mg.tensor(targets), in_len, tgt_len, 0, 2, False).item(), padded.numpy().sum())
+
+
+def test_ctc_loss_bad_input_names_the_op():
+    logp = mg.zeros(3, 2, 4)
+    with pytest.raises(ValueError, match="ctc_loss"):
+        F.ctc_loss(logp, mg.tensor([[1], [1]]), [4, 3], [1, 1])
+    with pytest.raises(Exception, match="ctc_loss"):
+        F.ctc_loss(logp, mg.tensor([[1], [1]]), [3], [1, 1])
+
+
+@needs_torch
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("blank", [0, 3])
+def test_ctc_loss_matches_torch(reduction, blank):
+    logits, targets, in_len, tgt_len = _ctc_case(1)
+    targets = np.where(targets == blank, 1, targets) if blank else targets
+    x = mg.tensor(logits, requires_grad=True)
+    ours = F.ctc_loss(x.log_softmax(2), mg.tensor(targets), mg.tensor(in_len), mg.tensor(tgt_len),
+                      blank=blank, reduction=reduction)
+    ours.sum().backward()
+    xt = torch.tensor(logits, requires_grad=True)
+    theirs = torch.nn.functional.ctc_loss(xt.log_softmax(2), torch.tensor(targets), torch.tensor(in_len),
+                                          torch.tensor(tgt_len), blank=blank, reduction=reduction)
+    theirs.sum().backward()
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), atol=1e-10)
