@@ -103,3 +103,36 @@ def test_ctc_loss_matches_torch(reduction, blank):
     theirs.sum().backward()
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10)
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), atol=1e-10)
+
+
+# ---- the removed Tensor methods, geqrf -------------------------------------------------------------------
+def test_removed_tensor_methods_raise_naming_the_replacement():
+    for name, home in [("solve", "linalg.solve"), ("lstsq", "linalg.lstsq"), ("symeig", "linalg.eigh")]:
+        with pytest.raises(RuntimeError, match=rf"Tensor.{name} was deprecated and has been removed.*{home}"):
+            getattr(mg.eye(2), name)(mg.eye(2))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4)])
+def test_geqrf_rebuilds_the_matrix_from_its_householder_form(shape):
+    a = np.random.default_rng(2).standard_normal(shape)
+    raw, tau = mg.geqrf(mg.tensor(a))
+    assert mg.tensor(a).geqrf()[0].shape == shape and tau.shape == shape[:-2] + (min(shape[-2:]),)
+    k = min(shape[-2:])
+    r = np.triu(raw.numpy())[..., :k, :]
+    for index in np.ndindex(*shape[:-2]):
+        q = np.eye(shape[-2])
+        for i in range(k):  # Q = H_1 ... H_k,  H_i = I - tau_i v_i v_i^T,  v_i = (0.., 1, a[i+1:, i])
+            v = np.zeros(shape[-2])
+            v[i], v[i + 1:] = 1, raw.numpy()[index][i + 1:, i]
+            q = q @ (np.eye(shape[-2]) - tau.numpy()[index][i] * np.outer(v, v))
+        np.testing.assert_allclose(q[:, :k] @ r[index], a[index], atol=1e-12)
+    if shape[-2] >= shape[-1]:  # orgqr (householder_product) needs a tall matrix
+        np.testing.assert_allclose(mg.orgqr(raw, tau).numpy() @ r, a, atol=1e-12)
+
+
+@needs_torch
+def test_geqrf_matches_torch():
+    a = np.random.default_rng(3).standard_normal((2, 5, 3))
+    ours, theirs = mg.geqrf(mg.tensor(a)), torch.geqrf(torch.tensor(a))
+    np.testing.assert_allclose(ours.a.numpy(), theirs.a.numpy(), atol=1e-12)
+    np.testing.assert_allclose(ours.tau.numpy(), theirs.tau.numpy(), atol=1e-12)

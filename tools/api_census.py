@@ -65,12 +65,12 @@ CENSUS = {
         inf nan pi e newaxis add sub mul div true_divide floor_divide remainder fmod copysign floor ceil round trunc
         frac sign sgn tan sinh cosh asin acos atan atan2 asinh acosh atanh log2 log10 log1p exp2 expm1 lerp
         logaddexp xlogy hypot reciprocal cumprod cummax cummin logcumsumexp diagonal diag_embed diag trace dot vdot
-        inner isclose
+        inner isclose ctc_loss geqrf
     """),
     "Tensor math and scans (#33)": ("Tensor", """
         floor ceil round trunc frac fmod remainder tan sinh cosh asin acos atan atan2 log2 log10 log1p exp2 expm1
         lerp logaddexp xlogy hypot reciprocal cumprod cummax cummin logcumsumexp diagonal diag_embed trace dot
-        unfold floor_ log1p_ lerp_ reciprocal_
+        unfold floor_ log1p_ lerp_ reciprocal_ geqrf
     """),
     "F activations and losses (#33)": ("nn.functional", """
         elu selu celu softplus softsign mish hardtanh hardswish hardsigmoid leaky_relu relu6 logsigmoid tanhshrink

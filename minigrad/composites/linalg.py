@@ -620,3 +620,22 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     q = householder_product(full[..., :, :m], tau)
     q = q.mT if transpose else q
     return q @ other if left else other @ q
+
+
+_geqrf_result = namedtuple("geqrf", ["a", "tau"])
+
+
+def geqrf(A, *, out=None):
+    """torch.geqrf: LAPACK's QR in its raw form, (a, tau): R on and above a's diagonal, the Householder vectors
+    below it (their leading 1 implied), tau their scales; Q = householder_product(a, tau). Values only, no
+    gradient (PyTorch has none either). Batched over leading dims."""
+    refuse_out(out, "geqrf")
+    check_matrix(A, "geqrf")
+    data = A._array
+    m, n = data.shape[-2:]
+    a = np.empty(data.shape, data.dtype)
+    tau = np.empty(data.shape[:-2] + (min(m, n),), data.dtype)
+    for index in np.ndindex(*data.shape[:-2]):
+        h, scales = np.linalg.qr(data[index], mode="raw")  # h is LAPACK's output transposed
+        a[index], tau[index] = h.T, scales
+    return _geqrf_result(Tensor._make(a), Tensor._make(tau))

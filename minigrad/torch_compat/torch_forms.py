@@ -11,6 +11,7 @@ import sys
 from ..autograd import anomaly
 from ..nn import functional as F
 from ..ops.util import refuse_out
+from .removed import removed
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
 
@@ -231,19 +232,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 # ---- functions PyTorch removed and keeps as stubs that say where they went ----------------------------
-_REMOVED = {"solve": "torch.linalg.solve", "lstsq": "torch.linalg.lstsq", "matrix_rank": "torch.linalg.matrix_rank",
-            "symeig": "torch.linalg.eigh", "eig": "torch.linalg.eig (complex results: not in minigrad)"}
-
-
-def _removed(name):
-    def stub(*args, **kwargs):
-        raise RuntimeError(f"torch.{name} was deprecated and has been removed from PyTorch; use {_REMOVED[name]}")
-    stub.__name__ = stub.__qualname__ = name
-    stub.__doc__ = f"Removed from PyTorch (as there): use {_REMOVED[name]}."
-    return stub
-
-
-solve, lstsq, matrix_rank, symeig, eig = (_removed(name) for name in ("solve", "lstsq", "matrix_rank", "symeig", "eig"))
+solve, lstsq, matrix_rank, symeig, eig = (removed(name) for name in ("solve", "lstsq", "matrix_rank", "symeig", "eig"))
 
 
 def typename(obj):
