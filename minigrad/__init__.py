@@ -123,7 +123,7 @@ from .composites.linalg import inv as inverse
 from .composites.linalg import torch_cholesky as cholesky, torch_qr as qr, torch_svd as svd
 from .composites.linalg import (  # the older torch-level names of torch.linalg's functions
     chain_matmul, cholesky_inverse, cholesky_solve, frobenius_norm, geqrf, lu_unpack, matrix_exp, nuclear_norm, ormqr,
-    triangular_solve,
+    pca_lowrank, svd_lowrank, triangular_solve,
 )
 from .composites.linalg import householder_product as orgqr, torch_lu as lu, torch_lu_solve as lu_solve
 from .kernels import activations, layer_norm, linear, losses, softmax as _softmax_kernels, statistics  # noqa: F401

@@ -136,3 +136,52 @@ def test_geqrf_matches_torch():
     ours, theirs = mg.geqrf(mg.tensor(a)), torch.geqrf(torch.tensor(a))
     np.testing.assert_allclose(ours.a.numpy(), theirs.a.numpy(), atol=1e-12)
     np.testing.assert_allclose(ours.tau.numpy(), theirs.tau.numpy(), atol=1e-12)
+
+
+# ---- svd_lowrank, pca_lowrank ----------------------------------------------------------------------------
+def _low_rank(shape, rank, seed=4):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(shape[:-1] + (rank,)) @ rng.standard_normal(shape[:-2] + (rank, shape[-1]))
+
+
+@pytest.mark.parametrize("shape", [(9, 6), (6, 9), (2, 7, 5)])
+def test_svd_lowrank_reconstructs_a_low_rank_matrix(shape):
+    a = _low_rank(shape, 3)
+    U, S, V = mg.svd_lowrank(mg.tensor(a), q=4, niter=2)
+    assert U.shape == shape[:-1] + (4,) and S.shape == shape[:-2] + (4,) and V.shape == shape[:-2] + (shape[-1], 4)
+    rebuilt = (U.numpy() * S.numpy()[..., None, :]) @ np.swapaxes(V.numpy(), -1, -2)
+    np.testing.assert_allclose(rebuilt, a, atol=1e-10)
+    np.testing.assert_allclose(S.numpy()[..., :3], np.linalg.svd(a, compute_uv=False)[..., :3], rtol=1e-10)
+    np.testing.assert_allclose(np.swapaxes(U.numpy(), -1, -2) @ U.numpy(), np.broadcast_to(np.eye(4), shape[:-2] + (4, 4)),
+                               atol=1e-12)
+
+
+def test_svd_lowrank_with_M_and_pca_lowrank_center():
+    a = _low_rank((10, 5), 2)
+    offset = np.arange(5.0)
+    _, S, _ = mg.svd_lowrank(mg.tensor(a + offset), q=2, M=mg.tensor(offset))
+    np.testing.assert_allclose(S.numpy(), np.linalg.svd(a, compute_uv=False)[:2], rtol=1e-10)
+    U, S, V = mg.pca_lowrank(mg.tensor(a + offset), q=3)
+    centred = a - a.mean(0)
+    np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, centred, atol=1e-10)
+    with pytest.raises(ValueError, match="pca_lowrank"):
+        mg.pca_lowrank(mg.tensor(a), q=6)
+
+
+def test_svd_lowrank_singular_values_gradcheck():
+    a = mg.tensor(np.random.default_rng(5).standard_normal((6, 4)), requires_grad=True)
+
+    def top_two(x):
+        mg.manual_seed(0)  # the same random draw at every evaluation
+        return mg.svd_lowrank(x, q=2, niter=1)[1]
+    assert gradcheck(top_two, (a,))
+
+
+@needs_torch
+def test_svd_lowrank_and_pca_lowrank_reconstruct_as_torch():
+    a = _low_rank((8, 6), 3)  # rank 3 (and 3 after centring): both find it exactly, up to the factors' signs
+    for ours, theirs in [(mg.svd_lowrank(mg.tensor(a), q=3), torch.svd_lowrank(torch.tensor(a), q=3)),
+                         (mg.pca_lowrank(mg.tensor(a + 1.5), q=3), torch.pca_lowrank(torch.tensor(a + 1.5), q=3))]:
+        (U, S, V), (Ut, St, Vt) = ours, theirs
+        np.testing.assert_allclose(S.numpy(), St.numpy(), rtol=1e-9)
+        np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, ((Ut * St) @ Vt.T).numpy(), atol=1e-9)
