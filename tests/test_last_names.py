@@ -185,3 +185,59 @@ def test_svd_lowrank_and_pca_lowrank_reconstruct_as_torch():
         (U, S, V), (Ut, St, Vt) = ours, theirs
         np.testing.assert_allclose(S.numpy(), St.numpy(), rtol=1e-9)
         np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, ((Ut * St) @ Vt.T).numpy(), atol=1e-9)
+
+
+# ---- F.multi_head_attention_forward --------------------------------------------------------------------
+def _mha_weights(E, seed=6):
+    rng = np.random.default_rng(seed)
+    shapes = dict(in_w=(3 * E, E), in_b=(3 * E,), bias_k=(1, 1, E), bias_v=(1, 1, E), out_w=(E, E), out_b=(E,))
+    return {name: rng.standard_normal(shape) * 0.5 for name, shape in shapes.items()}
+
+
+def test_multi_head_attention_forward_is_the_module_on_the_same_weights():
+    E, heads = 6, 3
+    layer = mg.nn.MultiheadAttention(E, heads, add_bias_kv=True, dtype=np.float64)
+    x = mg.tensor(np.random.default_rng(7).standard_normal((4, 2, E)))
+    mask = mg.tensor(np.triu(np.ones((4, 4), bool), 1))
+    expected, expected_weights = layer(x, x, x, attn_mask=mask)
+    out, weights = F.multi_head_attention_forward(
+        x, x, x, E, heads, layer.in_proj_weight, layer.in_proj_bias, layer.bias_k, layer.bias_v, False, 0.0,
+        layer.out_proj.weight, layer.out_proj.bias, attn_mask=mask)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(weights.detach().numpy(), expected_weights.detach().numpy(), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="static_k"):
+        F.multi_head_attention_forward(x, x, x, E, heads, layer.in_proj_weight, None, None, None, False, 0.0,
+                                       layer.out_proj.weight, None, static_k=x)
+
+
+def test_multi_head_attention_forward_gradcheck_separate_projections():
+    E, heads, rng = 4, 2, np.random.default_rng(8)
+    q, kv = mg.tensor(rng.standard_normal((3, E)), requires_grad=True), mg.tensor(rng.standard_normal((5, 3)))
+    w_q = mg.tensor(rng.standard_normal((E, E)), requires_grad=True)
+    w_k, w_v = mg.tensor(rng.standard_normal((E, 3))), mg.tensor(rng.standard_normal((E, 3)))
+    out_w = mg.tensor(rng.standard_normal((E, E)))
+
+    def attend(query, weight_q):
+        return F.multi_head_attention_forward(query, kv, kv, E, heads, None, None, None, None, True, 0.0, out_w, None,
+                                              use_separate_proj_weight=True, q_proj_weight=weight_q,
+                                              k_proj_weight=w_k, v_proj_weight=w_v, need_weights=False)[0]
+    assert gradcheck(attend, (q, w_q))
+
+
+@needs_torch
+@pytest.mark.parametrize("average", [True, False])
+def test_multi_head_attention_forward_matches_torch(average):
+    E, heads, rng = 8, 2, np.random.default_rng(9)
+    w = _mha_weights(E)
+    q, k = rng.standard_normal((3, 2, E)), rng.standard_normal((4, 2, E))
+    padding = np.array([[False, False, False, True], [False] * 4])
+    results = []
+    for lib, convert in [(mg, mg.tensor), (torch, torch.tensor)]:
+        args = [convert(a) for a in (q, k, k)] + [E, heads, convert(w["in_w"]), convert(w["in_b"]),
+                                                 convert(w["bias_k"]), convert(w["bias_v"]), True, 0.0,
+                                                 convert(w["out_w"]), convert(w["out_b"])]
+        results.append(lib.nn.functional.multi_head_attention_forward(
+            *args, training=False, key_padding_mask=convert(padding), average_attn_weights=average))
+    (out, weights), (out_t, weights_t) = results
+    np.testing.assert_allclose(out.numpy(), out_t.numpy(), atol=1e-12)
+    np.testing.assert_allclose(weights.numpy(), weights_t.numpy(), atol=1e-12)

@@ -77,7 +77,7 @@ CENSUS = {
         softshrink hardshrink glu prelu rrelu threshold gumbel_softmax softmin binary_cross_entropy huber_loss
         smooth_l1_loss cosine_similarity pairwise_distance triplet_margin_loss margin_ranking_loss
         hinge_embedding_loss soft_margin_loss multilabel_soft_margin_loss poisson_nll_loss gaussian_nll_loss
-        cosine_embedding_loss ctc_loss
+        cosine_embedding_loss ctc_loss multi_head_attention_forward
     """),
     "nn activations and losses (#33)": ("nn", """
         ELU SELU CELU Softplus Softsign Mish Hardtanh Hardswish Hardsigmoid LeakyReLU ReLU6 LogSigmoid Tanhshrink

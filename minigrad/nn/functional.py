@@ -821,3 +821,4 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if reduction == "sum":
         return losses_.sum()
     return (losses_ / Tensor._make(np.maximum(tgt_len, 1).astype(losses_.dtype))).mean()
+
