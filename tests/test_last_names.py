@@ -241,3 +241,52 @@ def test_multi_head_attention_forward_matches_torch(average):
     (out, weights), (out_t, weights_t) = results
     np.testing.assert_allclose(out.numpy(), out_t.numpy(), atol=1e-12)
     np.testing.assert_allclose(weights.numpy(), weights_t.numpy(), atol=1e-12)
+
+
+# ---- AdaptiveLogSoftmaxWithLoss ------------------------------------------------------------------------
+def _adaptive(seed=10):
+    mg.manual_seed(seed)
+    layer = mg.nn.AdaptiveLogSoftmaxWithLoss(16, 10, [3, 6], div_value=2.0, head_bias=True, dtype=np.float64)
+    x = mg.tensor(np.random.default_rng(seed).standard_normal((5, 16)))
+    return layer, x, mg.tensor([0, 4, 9, 2, 7])
+
+
+def test_adaptive_log_softmax_is_a_distribution_with_the_two_level_formula():
+    layer, x, target = _adaptive()
+    logp = layer.log_prob(x).detach().numpy()
+    np.testing.assert_allclose(np.exp(logp).sum(1), 1, rtol=1e-12)
+    head = _log_softmax_np(x.numpy() @ layer.head.weight.detach().numpy().T + layer.head.bias.detach().numpy())
+    tail = layer.tail[1]  # cluster 1 holds classes 6..9, at head entry 3 + 1
+    tail_logp = _log_softmax_np(x.numpy() @ tail[0].weight.detach().numpy().T @ tail[1].weight.detach().numpy().T)
+    np.testing.assert_allclose(logp[:, 6:], tail_logp + head[:, 4:5], rtol=1e-12)
+    np.testing.assert_allclose(logp[:, :3], head[:, :3], rtol=1e-12)
+    output, loss = layer(x, target)
+    np.testing.assert_allclose(output.detach().numpy(), logp[np.arange(5), target.numpy()], rtol=1e-12)
+    assert np.isclose(loss.item(), -output.detach().numpy().mean())
+    assert layer.predict(x).tolist() == logp.argmax(1).tolist()
+    single = layer(x[0], target[0])
+    assert single.output.shape == () and np.isclose(single.output.item(), output.detach().numpy()[0])
+    with pytest.raises(ValueError, match="AdaptiveLogSoftmaxWithLoss"):
+        layer(x, mg.tensor([0, 1, 2, 3, 10]))
+    with pytest.raises(ValueError, match="cutoffs"):
+        mg.nn.AdaptiveLogSoftmaxWithLoss(16, 10, [6, 3])
+
+
+def test_adaptive_log_softmax_gradcheck():
+    layer, x, target = _adaptive()
+    x.requires_grad_(True)
+    assert gradcheck(lambda inputs: layer(inputs, target).loss, (x,))
+
+
+@needs_torch
+def test_adaptive_log_softmax_matches_torch():
+    layer, x, target = _adaptive()
+    theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(16, 10, [3, 6], div_value=2.0, head_bias=True).double()
+    theirs.load_state_dict({name: torch.tensor(p.detach().numpy()) for name, p in layer.named_parameters()})
+    output, loss = layer(x, target)
+    output_t, loss_t = theirs(torch.tensor(x.numpy()), torch.tensor(target.numpy()))
+    np.testing.assert_allclose(output.detach().numpy(), output_t.detach().numpy(), rtol=1e-12)
+    assert np.isclose(loss.item(), loss_t.item())
+    np.testing.assert_allclose(layer.log_prob(x).detach().numpy(),
+                               theirs.log_prob(torch.tensor(x.numpy())).detach().numpy(), rtol=1e-12)
+    assert layer.predict(x).tolist() == theirs.predict(torch.tensor(x.numpy())).tolist()

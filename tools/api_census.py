@@ -84,6 +84,7 @@ CENSUS = {
         Softshrink Hardshrink GLU PReLU RReLU Threshold Softmin Softmax2d CosineSimilarity PairwiseDistance
         Unflatten BCELoss HuberLoss SmoothL1Loss SoftMarginLoss MultiLabelSoftMarginLoss PoissonNLLLoss
         GaussianNLLLoss MarginRankingLoss HingeEmbeddingLoss CosineEmbeddingLoss TripletMarginLoss CTCLoss
+        AdaptiveLogSoftmaxWithLoss
     """),
     "nn.init": ("nn.init", """
         normal_ uniform_ zeros_ ones_ constant_ xavier_uniform_ xavier_normal_ kaiming_uniform_ kaiming_normal_

@@ -26,6 +26,7 @@ PyTorch surface's modules minigrad/torch_compat/nn_modules/ and nn_parallel.py, 
 minigrad/torch_compat/import_alias.py when minigrad is imported.
 """
 from . import functional, init
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .attention import MultiheadAttention, multi_head_attention_forward
 # F.multi_head_attention_forward runs MultiheadAttention.forward on given weights, so it lives in attention.py,
 # which imports functional: it joins functional's namespace here, without an import cycle
