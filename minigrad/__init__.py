@@ -110,7 +110,7 @@ from .torch_compat.torch_forms import (
 )
 from .torch_compat.torch_forms import set_anomaly_enabled
 from .torch_compat.torch_forms import (
-    batch_norm, eig, group_norm, instance_norm, lstsq, matrix_rank, rms_norm, solve, symeig, typename,
+    batch_norm, ctc_loss, eig, group_norm, instance_norm, lstsq, matrix_rank, rms_norm, solve, symeig, typename,
 )
 from .torch_compat.dtype_info import can_cast, finfo, iinfo, promote_types, result_type
 from .autograd.func import vmap  # torch.vmap is torch.func.vmap (a loop over the mapped dim)
@@ -122,8 +122,8 @@ from .composites.linalg import det, logdet, matrix_power, pinverse, slogdet  # t
 from .composites.linalg import inv as inverse
 from .composites.linalg import torch_cholesky as cholesky, torch_qr as qr, torch_svd as svd
 from .composites.linalg import (  # the older torch-level names of torch.linalg's functions
-    chain_matmul, cholesky_inverse, cholesky_solve, frobenius_norm, lu_unpack, matrix_exp, nuclear_norm, ormqr,
-    triangular_solve,
+    chain_matmul, cholesky_inverse, cholesky_solve, frobenius_norm, geqrf, lu_unpack, matrix_exp, nuclear_norm, ormqr,
+    pca_lowrank, svd_lowrank, triangular_solve,
 )
 from .composites.linalg import householder_product as orgqr, torch_lu as lu, torch_lu_solve as lu_solve
 from .kernels import activations, layer_norm, linear, losses, softmax as _softmax_kernels, statistics  # noqa: F401

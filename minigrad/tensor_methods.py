@@ -60,6 +60,7 @@ from .errors import DtypeError, NoGraphFormula, ShapeError
 from .tensor import Tensor, _as_array, _needs_grad, _sizes, _type_name
 from .torch_compat import device as _device
 from .torch_compat.size import Size
+from .torch_compat.removed import removed as _removed
 
 
 def _category(dtype):
@@ -977,6 +978,11 @@ class _Methods:
 
     def qr(self, some=True):
         return _linalg.torch_qr(self, some)
+
+    def geqrf(self):
+        return _linalg.geqrf(self)
+
+    solve, lstsq, symeig = (_removed(name, "Tensor") for name in ("solve", "lstsq", "symeig"))  # stubs that raise
 
     def svd(self, some=True, compute_uv=True):
         return _linalg.torch_svd(self, some, compute_uv)

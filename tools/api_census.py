@@ -65,25 +65,26 @@ CENSUS = {
         inf nan pi e newaxis add sub mul div true_divide floor_divide remainder fmod copysign floor ceil round trunc
         frac sign sgn tan sinh cosh asin acos atan atan2 asinh acosh atanh log2 log10 log1p exp2 expm1 lerp
         logaddexp xlogy hypot reciprocal cumprod cummax cummin logcumsumexp diagonal diag_embed diag trace dot vdot
-        inner isclose
+        inner isclose ctc_loss geqrf svd_lowrank pca_lowrank
     """),
     "Tensor math and scans (#33)": ("Tensor", """
         floor ceil round trunc frac fmod remainder tan sinh cosh asin acos atan atan2 log2 log10 log1p exp2 expm1
         lerp logaddexp xlogy hypot reciprocal cumprod cummax cummin logcumsumexp diagonal diag_embed trace dot
-        unfold floor_ log1p_ lerp_ reciprocal_
+        unfold floor_ log1p_ lerp_ reciprocal_ geqrf
     """),
     "F activations and losses (#33)": ("nn.functional", """
         elu selu celu softplus softsign mish hardtanh hardswish hardsigmoid leaky_relu relu6 logsigmoid tanhshrink
         softshrink hardshrink glu prelu rrelu threshold gumbel_softmax softmin binary_cross_entropy huber_loss
         smooth_l1_loss cosine_similarity pairwise_distance triplet_margin_loss margin_ranking_loss
         hinge_embedding_loss soft_margin_loss multilabel_soft_margin_loss poisson_nll_loss gaussian_nll_loss
-        cosine_embedding_loss
+        cosine_embedding_loss ctc_loss multi_head_attention_forward
     """),
     "nn activations and losses (#33)": ("nn", """
         ELU SELU CELU Softplus Softsign Mish Hardtanh Hardswish Hardsigmoid LeakyReLU ReLU6 LogSigmoid Tanhshrink
         Softshrink Hardshrink GLU PReLU RReLU Threshold Softmin Softmax2d CosineSimilarity PairwiseDistance
         Unflatten BCELoss HuberLoss SmoothL1Loss SoftMarginLoss MultiLabelSoftMarginLoss PoissonNLLLoss
-        GaussianNLLLoss MarginRankingLoss HingeEmbeddingLoss CosineEmbeddingLoss TripletMarginLoss
+        GaussianNLLLoss MarginRankingLoss HingeEmbeddingLoss CosineEmbeddingLoss TripletMarginLoss CTCLoss
+        AdaptiveLogSoftmaxWithLoss
     """),
     "nn.init": ("nn.init", """
         normal_ uniform_ zeros_ ones_ constant_ xavier_uniform_ xavier_normal_ kaiming_uniform_ kaiming_normal_

@@ -28,6 +28,7 @@ from ..ops.join import cat, stack
 from ..ops.matmul import matmul  # noqa: F401  (torch.linalg.matmul is torch.matmul)
 from ..ops.norm import norm as _p_norm
 from ..ops.util import normalize_dim, refuse_out
+from .. import random as _random
 from ..tensor import Tensor
 
 _slogdet_result = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
@@ -620,3 +621,64 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     q = householder_product(full[..., :, :m], tau)
     q = q.mT if transpose else q
     return q @ other if left else other @ q
+
+
+_geqrf_result = namedtuple("geqrf", ["a", "tau"])
+
+
+def geqrf(A, *, out=None):
+    """torch.geqrf: LAPACK's QR in its raw form, (a, tau): R on and above a's diagonal, the Householder vectors
+    below it (their leading 1 implied), tau their scales; Q = householder_product(a, tau). Values only, no
+    gradient (PyTorch has none either). Batched over leading dims."""
+    refuse_out(out, "geqrf")
+    check_matrix(A, "geqrf")
+    data = A._array
+    m, n = data.shape[-2:]
+    a = np.empty(data.shape, data.dtype)
+    tau = np.empty(data.shape[:-2] + (min(m, n),), data.dtype)
+    for index in np.ndindex(*data.shape[:-2]):
+        h, scales = np.linalg.qr(data[index], mode="raw")  # h is LAPACK's output transposed
+        a[index], tau[index] = h.T, scales
+    return _geqrf_result(Tensor._make(a), Tensor._make(tau))
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """torch.svd_lowrank: (U, S, V) of a rank-q approximation of A - M (M None: A), by the randomized range
+    finder (Halko, Martinsson & Tropp 2011): Q spans (A A^T)^niter A R for a Gaussian R (n, q), then
+    B = Q^T A is small and its SVD U_B S V^T gives A ~ (Q U_B) S V^T. Composed of matmul, qr and svd, so
+    it is differentiable; the factors depend on the random draw (minigrad's generator)."""
+    check_matrix(A, "svd_lowrank")
+    q = 6 if q is None else q
+    m, n = A.shape[-2:]
+    if not 0 < q <= min(m, n):
+        raise ValueError(f"svd_lowrank: q={q} must lie in (0, min(m, n) = {min(m, n)}] for A of shape {tuple(A.shape)}")
+    if M is not None:
+        A = A - M
+    if m < n:  # work on the tall A^T: its V, S, U are A's U, S, V
+        V, S, U = svd_lowrank(A.transpose(-2, -1), q, niter)
+        return U, S, V
+    Q = _range_basis(A, q, niter)
+    U_b, S, Vh = svd(matmul(Q.transpose(-2, -1), A), full_matrices=False)
+    return matmul(Q, U_b), S, Vh.transpose(-2, -1)
+
+
+def _range_basis(A, q, niter):
+    # orthonormal Q (m, q) whose span nearly holds A's top q left singular vectors; each power iteration
+    # (re-orthonormalised, else the columns would all align with the top one) sharpens the spectrum's decay
+    draw = _random.numpy_generator(None, "svd_lowrank").standard_normal((A.shape[-1], q))
+    Q = qr(matmul(A, Tensor._make(draw.astype(A._array.dtype)))).Q
+    for _ in range(niter):
+        Q = qr(matmul(A.transpose(-2, -1), Q)).Q
+        Q = qr(matmul(A, Q)).Q
+    return Q
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """torch.pca_lowrank: svd_lowrank of A with its column means subtracted (center=True); q defaults to
+    min(6, m, n). The columns of V are the principal directions, S**2 / (m - 1) their variances."""
+    check_matrix(A, "pca_lowrank")
+    m, n = A.shape[-2:]
+    q = min(6, m, n) if q is None else q
+    if not 0 <= q <= min(m, n):
+        raise ValueError(f"pca_lowrank: q={q} must lie in [0, min(m, n) = {min(m, n)}] for A of shape {tuple(A.shape)}")
+    return svd_lowrank(A - A.mean(-2, keepdim=True) if center else A, q, niter)

@@ -26,7 +26,11 @@ PyTorch surface's modules minigrad/torch_compat/nn_modules/ and nn_parallel.py, 
 minigrad/torch_compat/import_alias.py when minigrad is imported.
 """
 from . import functional, init
-from .attention import MultiheadAttention
+from .adaptive import AdaptiveLogSoftmaxWithLoss
+from .attention import MultiheadAttention, multi_head_attention_forward
+# F.multi_head_attention_forward runs MultiheadAttention.forward on given weights, so it lives in attention.py,
+# which imports functional: it joins functional's namespace here, without an import cycle
+functional.multi_head_attention_forward = multi_head_attention_forward
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import (
     GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
@@ -45,7 +49,7 @@ from .normalization import (
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss
 from .loss import (
-    BCELoss, CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, MarginRankingLoss,
+    BCELoss, CTCLoss, CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, MarginRankingLoss,
     MultiLabelMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss2d, PoissonNLLLoss, SmoothL1Loss,
     SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
 )

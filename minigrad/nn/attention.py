@@ -214,3 +214,39 @@ class MultiheadAttention(Module):
     def extra_repr(self):
         return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, "
                 f"batch_first={self.batch_first}")
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """PyTorch's functional form of MultiheadAttention (F.multi_head_attention_forward): the weights are
+    given, inputs are (T, B, E) or (T, E). It runs MultiheadAttention.forward on those weights, so that
+    the module and the function are one computation."""
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k/static_v (precomputed per-head keys "
+                                  "and values) are not supported by minigrad; pass key and value instead")
+    if query.shape[-1] != embed_dim_to_check:
+        raise ShapeError(f"multi_head_attention_forward: query of shape {tuple(query.shape)} must end in "
+                         f"embed_dim_to_check={embed_dim_to_check}")
+    if embed_dim_to_check % num_heads:
+        raise ValueError(f"multi_head_attention_forward: embed_dim {embed_dim_to_check} is not divisible by "
+                         f"num_heads {num_heads}")
+    layer = MultiheadAttention.__new__(MultiheadAttention)
+    Module.__init__(layer)
+    separate = bool(use_separate_proj_weight)
+    settings = dict(
+        embed_dim=embed_dim_to_check, num_heads=num_heads, dropout=dropout_p, batch_first=False,
+        kdim=key.shape[-1], vdim=value.shape[-1], head_dim=embed_dim_to_check // num_heads,
+        add_zero_attn=add_zero_attn, training=training, in_proj_bias=in_proj_bias, bias_k=bias_k, bias_v=bias_v,
+        in_proj_weight=None if separate else in_proj_weight,
+        q_proj_weight=q_proj_weight if separate else None, k_proj_weight=k_proj_weight if separate else None,
+        v_proj_weight=v_proj_weight if separate else None,
+        out_proj=lambda x: F.linear(x, out_proj_weight, out_proj_bias),
+    )
+    for name, setting in settings.items():  # plain attributes: the weights stay the caller's, not parameters
+        object.__setattr__(layer, name, setting)
+    return layer.forward(query, key, value, key_padding_mask=key_padding_mask, need_weights=need_weights,
+                         attn_mask=attn_mask, average_attn_weights=average_attn_weights, is_causal=is_causal)

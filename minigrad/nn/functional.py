@@ -14,6 +14,7 @@ from .. import ops
 from ..errors import ShapeError
 from ..function import named_node
 from ..composites import activations, distances, losses, normalization, softmax as _softmax
+from ..composites.ctc import ctc_negative_log_likelihood
 from ..composites.linear import linear as _linear
 from ..ops.dropout import dropout  # noqa: F401  (F.dropout)
 from ..ops.embedding import Embedding
@@ -776,3 +777,48 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         return total
     counts = np.bincount(bag_of[keep], minlength=n_bags).astype(weight.dtype)
     return total / Tensor._make(np.maximum(counts, 1)[:, None])
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification loss (minigrad/composites/ctc.py): -log p(target | input)
+    summed over all alignments. log_probs (T, N, C) or (T, C); targets padded (N, S), or all targets
+    concatenated (sum of target_lengths,); "mean" divides each loss by its target length, then averages."""
+    reduction = _reduction("ctc_loss", None, None, reduction)
+    require_floating(log_probs, "ctc_loss")
+    batched = log_probs.ndim == 3
+    if log_probs.ndim not in (2, 3):
+        raise ShapeError(f"ctc_loss: log_probs must be (T, N, C) or (T, C), got shape {tuple(log_probs.shape)}")
+    if not batched:
+        log_probs = log_probs.unsqueeze(1)
+    n_frames, n_batch, n_classes = log_probs.shape
+    as_array = lambda value: (value._array if isinstance(value, Tensor) else np.asarray(value)).astype(np.int64)  # noqa: E731
+    in_len, tgt_len = as_array(input_lengths).reshape(-1), as_array(target_lengths).reshape(-1)
+    tgt = as_array(targets)
+    if len(in_len) != n_batch or len(tgt_len) != n_batch:
+        raise ShapeError(f"ctc_loss: input_lengths {tuple(in_len.shape)} and target_lengths {tuple(tgt_len.shape)} "
+                         f"need one entry per batch element ({n_batch})")
+    if (in_len > n_frames).any() or (in_len < 0).any() or (tgt_len < 0).any():
+        raise ValueError(f"ctc_loss: input_lengths {in_len.tolist()} must lie in [0, {n_frames}], "
+                         f"target_lengths {tgt_len.tolist()} must be >= 0")
+    if not 0 <= blank < n_classes:
+        raise ValueError(f"ctc_loss: blank {blank} must be a class index in [0, {n_classes})")
+    if not batched:
+        tgt = tgt.reshape(1, -1)
+    elif tgt.ndim == 1:  # concatenated: split by the target lengths, pad to the longest
+            padded = np.zeros((n_batch, int(tgt_len.max(initial=0))), np.int64)
+            for row, (begin, length) in enumerate(zip(np.cumsum(tgt_len) - tgt_len, tgt_len)):
+                padded[row, :length] = tgt[begin:begin + length]
+            tgt = padded
+    if tgt.ndim != 2 or tgt.shape[0] != n_batch or tgt.shape[1] < tgt_len.max(initial=0):
+        raise ShapeError(f"ctc_loss: targets of shape {tgt.shape} must be (N={n_batch}, S >= max target length) "
+                         f"or concatenated ({int(tgt_len.sum())},)")
+    tgt = tgt[:, :int(tgt_len.max(initial=0))]
+    losses_ = ctc_negative_log_likelihood(log_probs, tgt, in_len, tgt_len, blank)
+    if zero_infinity:
+        losses_ = ops.where(losses_.detach().isinf(), 0.0, losses_)
+    if reduction == "none":
+        return losses_ if batched else losses_.reshape(())
+    if reduction == "sum":
+        return losses_.sum()
+    return (losses_ / Tensor._make(np.maximum(tgt_len, 1).astype(losses_.dtype))).mean()
+

@@ -184,3 +184,13 @@ class MultiLabelMarginLoss(_Loss):
 
 
 NLLLoss2d = NLLLoss  # PyTorch's old name for NLLLoss on (N, C, H, W) input
+
+
+class CTCLoss(_Loss):
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

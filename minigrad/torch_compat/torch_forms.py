@@ -11,6 +11,7 @@ import sys
 from ..autograd import anomaly
 from ..nn import functional as F
 from ..ops.util import refuse_out
+from .removed import removed
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
 
@@ -207,6 +208,11 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     return out, empty, empty, empty
 
 
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
+    """torch.ctc_loss (ATen's form: reduction as an int, 0 none, 1 mean, 2 sum)."""
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)
+
+
 # ---- torch.batch_norm & co.: the ATen argument order, and the trailing cudnn_enabled flag ------------
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
     return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
@@ -226,19 +232,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 # ---- functions PyTorch removed and keeps as stubs that say where they went ----------------------------
-_REMOVED = {"solve": "torch.linalg.solve", "lstsq": "torch.linalg.lstsq", "matrix_rank": "torch.linalg.matrix_rank",
-            "symeig": "torch.linalg.eigh", "eig": "torch.linalg.eig (complex results: not in minigrad)"}
-
-
-def _removed(name):
-    def stub(*args, **kwargs):
-        raise RuntimeError(f"torch.{name} was deprecated and has been removed from PyTorch; use {_REMOVED[name]}")
-    stub.__name__ = stub.__qualname__ = name
-    stub.__doc__ = f"Removed from PyTorch (as there): use {_REMOVED[name]}."
-    return stub
-
-
-solve, lstsq, matrix_rank, symeig, eig = (_removed(name) for name in ("solve", "lstsq", "matrix_rank", "symeig", "eig"))
+solve, lstsq, matrix_rank, symeig, eig = (removed(name) for name in ("solve", "lstsq", "matrix_rank", "symeig", "eig"))
 
 
 def typename(obj):

@@ -8,12 +8,13 @@ re-exports them under PyTorch's file name, so both paths give the same class obj
 `minigrad.nn.modules` (minigrad/torch_compat/import_alias.py: RELOCATED).
 """
 from . import (
-    activation, batchnorm, container, distance, dropout, flatten, instancenorm, lazy, linear, loss, module,
+    activation, adaptive, batchnorm, container, distance, dropout, flatten, instancenorm, lazy, linear, loss, module,
     normalization, padding, rnn, sparse, transformer,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .activation import GELU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid, SiLU, Softmax, Tanh
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout

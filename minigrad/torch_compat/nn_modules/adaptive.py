@@ -1,0 +1,4 @@
+"""torch.nn.modules.adaptive: AdaptiveLogSoftmaxWithLoss (minigrad/nn/adaptive.py)."""
+from ...nn.adaptive import AdaptiveLogSoftmaxWithLoss
+
+__all__ = ["AdaptiveLogSoftmaxWithLoss"]
