@@ -810,7 +810,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                 padded[row, :length] = tgt[begin:begin + length]
             tgt = padded
     if tgt.ndim != 2 or tgt.shape[0] != n_batch or tgt.shape[1] < tgt_len.max(initial=0):
-        raise ShapeError(f"ctc_loss: targets of shape {tgt.shape} must be (N={n_batch}, S >= max target length) "
+        raise ShapeError(f"ctc_loss: targets of shape {tuple(tgt.shape)} must be (N={n_batch}, S >= max target length) "
                          f"or concatenated ({int(tgt_len.sum())},)")
     tgt = tgt[:, :int(tgt_len.max(initial=0))]
     losses_ = ctc_negative_log_likelihood(log_probs, tgt, in_len, tgt_len, blank)
