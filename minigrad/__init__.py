@@ -126,6 +126,7 @@ from .composites.linalg import (  # the older torch-level names of torch.linalg'
     pca_lowrank, svd_lowrank, triangular_solve,
 )
 from .composites.linalg import householder_product as orgqr, torch_lu as lu, torch_lu_solve as lu_solve
+from .composites.lobpcg import lobpcg
 from .kernels import activations, layer_norm, linear, losses, softmax as _softmax_kernels, statistics  # noqa: F401
 # (importing the kernels registers each for its composite: minigrad/composites/__init__.py)
 from .random import manual_seed, multinomial

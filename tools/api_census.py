@@ -65,7 +65,7 @@ CENSUS = {
         inf nan pi e newaxis add sub mul div true_divide floor_divide remainder fmod copysign floor ceil round trunc
         frac sign sgn tan sinh cosh asin acos atan atan2 asinh acosh atanh log2 log10 log1p exp2 expm1 lerp
         logaddexp xlogy hypot reciprocal cumprod cummax cummin logcumsumexp diagonal diag_embed diag trace dot vdot
-        inner isclose ctc_loss geqrf svd_lowrank pca_lowrank
+        inner isclose ctc_loss geqrf svd_lowrank pca_lowrank lobpcg
     """),
     "Tensor math and scans (#33)": ("Tensor", """
         floor ceil round trunc frac fmod remainder tan sinh cosh asin acos atan atan2 log2 log10 log1p exp2 expm1

@@ -13,9 +13,9 @@ the functions composed from them and from the reductions, which need no backward
     and vecdot, cross, diagonal, multi_dot, matrix_rank, cond, solve_triangular, tensorinv, tensorsolve,
     vander, lstsq, matrix_exp, householder_product, inv_ex, cholesky_ex, solve_ex, and LU with partial
     pivoting as Gaussian elimination step by step: lu, lu_factor, lu_factor_ex, lu_solve (below)
+    ldl_factor, ldl_factor_ex, ldl_solve: Bunch-Kaufman LDL^T in LAPACK's form, values only (composites/ldl.py)
 
-Not here: ldl_factor, ldl_factor_ex, ldl_solve, and eig, eigvals (complex results: complex numbers are
-out of minigrad's scope).
+Not here: eig, eigvals (complex results: complex numbers are out of minigrad's scope).
 """
 import math
 from collections import namedtuple
@@ -28,6 +28,7 @@ from ..ops.join import cat, stack
 from ..ops.matmul import matmul  # noqa: F401  (torch.linalg.matmul is torch.matmul)
 from ..ops.norm import norm as _p_norm
 from ..ops.util import normalize_dim, refuse_out
+from .ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401  (torch.linalg's)
 from .. import random as _random
 from ..tensor import Tensor
 
