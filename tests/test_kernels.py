@@ -45,6 +45,8 @@ CASES = {
     # no kernel stands in for these: the value and gradient compared are the composition's both times,
     # and the second derivative is checked all the same, as the coverage test below asks of every composite
     "logsumexp": (lambda x: x.logsumexp(1), [normal(5, 6, scale=3)]),
+    "ctc_loss": (lambda x: F.ctc_loss(x.log_softmax(-1), mg.tensor([[1, 2], [2, 2]]), mg.tensor([4, 4]),
+                                      mg.tensor([2, 2])), [normal(4, 2, 3)]),
     "normalize": (lambda x: F.normalize(x, dim=1), [normal(5, 6)]),
     "scaled_dot_product_attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
                                      [normal(2, 3, 4, seed=11), normal(2, 3, 4, seed=12), normal(2, 3, 4, seed=13)]),
