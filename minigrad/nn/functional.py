@@ -414,10 +414,12 @@ def one_hot(tensor, num_classes=-1):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
-    """input / max(||input||_p, eps) along `dim` (unit vectors; a zero vector stays zero)."""
+    """input / max(||input||_p, eps) along `dim` (unit vectors; a zero vector stays zero), for every p of
+    vector_norm, as PyTorch: p = 0 counts the nonzero entries, p < 0 (where a zero entry makes the norm 0)
+    and p = -inf give the small "norms" that eps then bounds."""
     p = float(p)
-    if not p > 0 or p == float("inf"):
-        raise ValueError(f"normalize: p must be a positive finite number, got {p}")
+    if p != p:
+        raise ValueError("normalize: p must be a number, got nan")
     return normalization.normalize(input, p, ops.normalize_dim(dim, input.ndim, "normalize"), float(eps))
 
 

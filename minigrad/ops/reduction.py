@@ -159,9 +159,11 @@ def sum(x, dim=None, keepdim=False, *, dtype=None):
     return out if dim is None else named_node(out, "SumBackward1")  # PyTorch's names: sum(), sum(dim)
 
 
-def mean(x, dim=None, keepdim=False):
+def mean(x, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:  # PyTorch casts the input first: mean(ints, dtype=torch.float64) is allowed
+        x = x.to(dtype)
     if x.dtype.kind != "f":
-        raise TypeError(f"mean: expects a floating point tensor, got {x.dtype}")
+        raise TypeError(f"mean: expects a floating point tensor (or dtype= a floating point type), got {x.dtype}")
     out = Mean.apply(x, normalize_dims(dim, x.ndim, "mean"), keepdim)
     return out if dim is None else named_node(out, "MeanBackward1")
 
