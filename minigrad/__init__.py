@@ -50,7 +50,7 @@ from .ops import (
 from .ops import (  # the wider torch.* surface: tests/test_ops_torch_surface.py
     all, allclose, any, argsort, bmm, cos, cumsum, einsum, equal, erf, flip, gather, index_add, index_fill, index_select,
     isclose, isinf, isnan, masked_select, mm, nonzero, outer, pow, prod, repeat_interleave,
-    roll, rsqrt, scatter, scatter_add, sin, sort, topk, unbind,
+    roll, rsqrt, scatter_add, sin, sort, topk, unbind,
 )
 from .composites.activations import sigmoid
 from .ops.transcendental import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, expm1, log1p, sinh
@@ -83,7 +83,7 @@ from .ops import cat as concat, cat as concatenate, outer as ger, transpose as s
 from .composites.arrangement import (
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, broadcast_to, cartesian_prod,
     column_stack, combinations, diagonal_scatter, diff, dsplit, dstack, fliplr, flipud, hsplit, hstack,
-    index_copy, index_put, kron, masked_scatter, meshgrid, put, ravel, rot90, scatter_reduce, select_scatter,
+    index_copy, index_put, kron, masked_scatter, meshgrid, put, ravel, rot90, scatter, scatter_reduce, select_scatter,
     slice_scatter, take, take_along_dim, tensor_split, tile, vsplit, vstack,
 )
 from .composites.arrangement import cross, fill, gradient, histogramdd, unravel_index

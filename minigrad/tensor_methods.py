@@ -386,6 +386,9 @@ class _Methods:
         return _ops.index_add_(self, dim, index, source, alpha=alpha)
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        if reduce == "multiply":
+            return self._inplace_op("scatter_", lambda t: _arrangement.scatter(t, dim, index, src, value=value,
+                                                                             reduce=reduce), keep_category=False)
         return _ops.scatter_(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add_(self, dim, index, src):
@@ -500,8 +503,8 @@ class _Methods:
                 and a.strides == b.strides)
 
     def index_reduce(self, dim, index, source, reduce, *, include_self=True):
-        """index_add's reduction form: source's slices reduced into the slices at index ('prod' refused,
-        'mean', 'amax', 'amin' as scatter_reduce)."""
+        """index_add's reduction form: source's slices reduced into the slices at index ('prod', 'mean', 'amax',
+        'amin', as scatter_reduce)."""
         d = _ops.normalize_dim(dim, self.ndim, "index_reduce")
         ix = index._array if isinstance(index, Tensor) else np.asarray(index)
         shape = [1] * source.ndim
@@ -1041,7 +1044,7 @@ class _Methods:
         return _ops.gather(self, dim, index)
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
-        return _ops.scatter(self, dim, index, src, value=value, reduce=reduce)
+        return _arrangement.scatter(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add(self, dim, index, src):
         return _ops.scatter_add(self, dim, index, src)
