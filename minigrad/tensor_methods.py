@@ -63,6 +63,14 @@ from .torch_compat.size import Size
 from .torch_compat.removed import removed as _removed
 
 
+# PyTorch's names for the node a random fill of a tensor in the graph records
+_DRAW_NODES = {
+    "normal_": "NormalBackward0", "uniform_": "UniformBackward0", "exponential_": "ExponentialBackward0",
+    "bernoulli_": "BernoulliBackward2", "cauchy_": "CauchyBackward0", "log_normal_": "LogNormalBackward0",
+    "geometric_": "GeometricBackward0", "random_": "RandomBackward0",
+}
+
+
 def _category(dtype):
     """PyTorch's type categories, which an in-place result may not climb: bool < integer < floating."""
     return {"b": 0, "i": 1, "u": 1}.get(dtype.kind, 2)
@@ -429,7 +437,9 @@ class _Methods:
         draws records it on the one in-place road)."""
         if grad_mode._GradMode.enabled and self.requires_grad:
             drawn = Tensor._make(np.asarray(values).astype(self.dtype))
-            return self._inplace_op(op, lambda t: _ops.where(np.ones(self.shape, bool), drawn, t), check_shapes=False)
+            node = _DRAW_NODES[op]
+            return self._inplace_op(op, lambda t: function.named_node(
+                _ops.where(np.ones(self.shape, bool), drawn, t), node), check_shapes=False)
         np.copyto(self._array, values, casting="unsafe")
         self._bump_version()
         return self

@@ -136,10 +136,10 @@ def _from_sublists(arguments):
 def einsum(equation, *operands):
     """einsum("ij,jk->ik", a, b), as torch.einsum (operands may also come as one list, or in the sublist
     form: einsum(a, [0, 1], b, [1, 2], [0, 2]))."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
     if isinstance(equation, Tensor) and operands and isinstance(operands[0], (list, tuple)):
         equation, operands = _from_sublists((equation,) + operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
     if not isinstance(equation, str):
         raise TypeError(f"einsum: the first argument must be the equation string (or an operand followed by its "
                         f"sublist), got {type(equation).__name__}")

@@ -336,7 +336,8 @@ def masked_fill(x, mask, value):
 
 def where(condition, input=None, other=None):
     if input is None and other is None:  # torch.where(condition) is torch.nonzero(condition, as_tuple=True)
-        found = np.nonzero(np.atleast_1d(_bool_array(condition, "where")))
+        values = condition._array if isinstance(condition, Tensor) else np.asarray(condition)
+        found = np.nonzero(np.atleast_1d(values))  # (any dtype: its nonzero elements, as torch.nonzero)
         return tuple(Tensor._make(d.astype(np.int64, copy=False)) for d in found)
     if input is None or other is None:
         raise TypeError("where: give condition, input and other (or the condition alone, for its indices)")
