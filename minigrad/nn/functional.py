@@ -290,7 +290,8 @@ def _cross_entropy_with_probabilities(input, target, weight, ignore_index, reduc
     number of predictions (not by the weights). Differentiable in the target too."""
     if target.shape != input.shape:
         raise ShapeError(f"cross_entropy: class-probability target must have input's shape {tuple(input.shape)}, "
-                         f"got {tuple(target.shape)}")
+                         f"got {tuple(target.shape)} (a float target holds probabilities; integer class ids: "
+                         "target.long())")
     if ignore_index != -100:
         raise ValueError("cross_entropy: ignore_index is not supported for floating point (class-probability) targets")
     dtype = result_dtype(input, target)  # (float32 and float64 compute in float64, as PyTorch's)
