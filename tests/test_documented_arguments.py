@@ -229,6 +229,9 @@ def test_dtype_arguments(lib):
     np.testing.assert_allclose(arr(log_soft), d - np.log(np.exp(d).sum(0, keepdims=True)), rtol=1e-13)
     assert x.softmax(1, dtype=lib.float64).dtype == lib.float64
     assert lib.log_softmax(lib.tensor([[1, 2]]), 1, dtype=lib.float32).dtype == lib.float32
+    wrapped = lib.tensor([100, 100], dtype=lib.int8).sum(dtype=lib.int8)  # summed in int8: 200 wraps to -56
+    assert wrapped.dtype == lib.int8 and int(wrapped) == -56
+    assert lib.tensor([100, 100], dtype=lib.int8).sum().dtype == lib.int64
 
 
 def test_softmax_with_dtype_sends_a_gradient_in_the_input_dtype():

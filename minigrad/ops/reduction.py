@@ -156,6 +156,8 @@ def _integers_as_int64(x, dtype, op):
 def sum(x, dim=None, keepdim=False, *, dtype=None):
     x = _integers_as_int64(x, dtype, "sum")
     out = Sum.apply(x, normalize_dims(dim, x.ndim, "sum"), keepdim)
+    if dtype is not None and out.dtype != x.dtype:  # (NumPy sums small integers in int64; dtype=int8 wraps, as PyTorch's)
+        out = out.to(x.dtype)
     return out if dim is None else named_node(out, "SumBackward1")  # PyTorch's names: sum(), sum(dim)
 
 
