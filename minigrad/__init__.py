@@ -43,14 +43,14 @@ from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops import (
-    abs, amax, amin, argmax, argmin, cat, chunk, clamp, clone, exp, flatten, log, masked_fill,
+    abs, amax, amin, argmax, argmin, cat, chunk, clone, exp, flatten, log, masked_fill,
     matmul, max, maximum, mean, min, minimum, narrow, permute, relu, reshape, split, sqrt,
     squeeze, stack, sum, tanh, transpose, tril, triu, unsqueeze, where,
 )
 from .ops import (  # the wider torch.* surface: tests/test_ops_torch_surface.py
     all, allclose, any, argsort, bmm, cos, cumsum, einsum, equal, erf, flip, gather, index_add, index_fill, index_select,
-    isclose, isinf, isnan, masked_select, mm, nonzero, norm, outer, pow, prod, repeat_interleave,
-    roll, rsqrt, scatter, scatter_add, sin, sort, topk, unbind,
+    isclose, isinf, isnan, masked_select, mm, nonzero, outer, pow, prod, repeat_interleave,
+    roll, rsqrt, scatter_add, sin, sort, topk, unbind,
 )
 from .composites.activations import sigmoid
 from .ops.transcendental import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, expm1, log1p, sinh
@@ -66,10 +66,10 @@ from .composites.elementwise_math import (
     log2, log10, logaddexp, logaddexp2, logit, nan_to_num, rad2deg, reciprocal, signbit, sinc, square, tan, xlogy,
 )
 from .composites.arithmetic import (
-    add, addbmm, addcdiv, addcmul, addmm, addmv, addr, baddbmm, chain_matmul, clamp_max, clamp_min, div,
+    add, addbmm, addcdiv, addcmul, addmm, addmv, addr, baddbmm, chain_matmul, clamp, clamp_max, clamp_min, div,
     floor_divide, mul, mv, negative, positive, rsub, sub, true_divide,
 )
-from .composites.arithmetic import div as divide, mul as multiply, sub as subtract
+from .composites.arithmetic import clamp as clip, div as divide, mul as multiply, sub as subtract
 from .composites.matrices import diag, diag_embed, diagflat, diagonal, dot, inner, trace, vdot
 from .composites.scans import cummax, cummin, cumprod, logcumsumexp
 from .composites.distances import (
@@ -78,12 +78,12 @@ from .composites.distances import (
 from .composites.matrices import tensordot
 from .ops import eq, ge, gt, le, logical_and, logical_not, logical_or, lt, ne, neg, sign
 from .ops import ge as greater_equal, gt as greater, le as less_equal, lt as less, ne as not_equal
-from .ops import abs as absolute, clamp as clip, sign as sgn
+from .ops import abs as absolute, sign as sgn
 from .ops import cat as concat, cat as concatenate, outer as ger, transpose as swapaxes, transpose as swapdims
 from .composites.arrangement import (
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors, broadcast_to, cartesian_prod,
     column_stack, combinations, diagonal_scatter, diff, dsplit, dstack, fliplr, flipud, hsplit, hstack,
-    index_copy, index_put, kron, masked_scatter, meshgrid, put, ravel, rot90, scatter_reduce, select_scatter,
+    index_copy, index_put, kron, masked_scatter, meshgrid, put, ravel, rot90, scatter, scatter_reduce, select_scatter,
     slice_scatter, take, take_along_dim, tensor_split, tile, vsplit, vstack,
 )
 from .composites.arrangement import cross, fill, gradient, histogramdd, unravel_index
@@ -120,6 +120,7 @@ from .composites.softmax import log_softmax, logsumexp, softmax
 from .composites.statistics import std, var
 from .composites.linalg import det, logdet, matrix_power, pinverse, slogdet  # torch.det, ... (torch.linalg's)
 from .composites.linalg import inv as inverse
+from .composites.linalg import torch_norm as norm  # noqa: E402  (p='nuc' too)
 from .composites.linalg import torch_cholesky as cholesky, torch_qr as qr, torch_svd as svd
 from .composites.linalg import (  # the older torch-level names of torch.linalg's functions
     chain_matmul, cholesky_inverse, cholesky_solve, frobenius_norm, geqrf, lu_unpack, matrix_exp, nuclear_norm, ormqr,
@@ -167,6 +168,9 @@ for _name in _torch_forms.INPLACE_FUNCTIONS + _torch_forms.METHOD_FUNCTIONS:  # 
     globals()[_name] = _torch_forms.method_function(_name)
 del _name
 _torch_forms.refuse_out_everywhere(globals())  # out= refused with minigrad's message, as by its other ops
+from .torch_compat import numpy_names as _numpy_names  # noqa: E402
+
+_numpy_names.install(globals(), Tensor)  # axis= for dim=, keepdims= for keepdim=, where PyTorch takes them
 
 # PyTorch's constants (torch.inf in masked_fill(mask, -torch.inf), torch.pi in GELU's tanh form, ...)
 from math import e, inf, nan, pi  # noqa: E402

@@ -197,22 +197,10 @@ class Tensor:
                 "an out-of-place one."
             )
 
-    def _inplace(self, op, fn, *operands):
-        """A raw in-place write fn(self's array, *operand arrays) for ops with no graph form (normal_,
-        uniform_): refused where a graph would have to be recorded."""
-        self._check_raw_write(op)
-        values = [o._array if isinstance(o, Tensor) else o for o in operands]
-        fn(self._array, *values)
-        self._bump_version()
-        return self
-
     def _check_raw_write(self, op):
+        """The checks of a random fill (normal_, uniform_, ...), made before drawing so that a refused call
+        leaves the generator as it was: PyTorch's in-place rules, and a writable storage."""
         self._check_inplace(op)
-        if grad_mode._GradMode.enabled and self.requires_grad:
-            raise RuntimeError(
-                f"{op}: in-place {op} of a tensor computed in the graph (by {self.grad_fn.name()}) is not supported "
-                "by minigrad; make a new tensor instead (e.g. torch.randn_like(x)), or do it under torch.no_grad()"
-            )
         self._check_writable(op)
 
     def _check_writable(self, op):

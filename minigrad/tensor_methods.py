@@ -63,6 +63,14 @@ from .torch_compat.size import Size
 from .torch_compat.removed import removed as _removed
 
 
+# PyTorch's names for the node a random fill of a tensor in the graph records
+_DRAW_NODES = {
+    "normal_": "NormalBackward0", "uniform_": "UniformBackward0", "exponential_": "ExponentialBackward0",
+    "bernoulli_": "BernoulliBackward2", "cauchy_": "CauchyBackward0", "log_normal_": "LogNormalBackward0",
+    "geometric_": "GeometricBackward0", "random_": "RandomBackward0",
+}
+
+
 def _category(dtype):
     """PyTorch's type categories, which an in-place result may not climb: bool < integer < floating."""
     return {"b": 0, "i": 1, "u": 1}.get(dtype.kind, 2)
@@ -100,15 +108,6 @@ def _category_error(op, result_dtype, dtype):
         f"{_type_name(result_dtype)} can't be cast to the desired output type {_type_name(dtype)} (write the "
         "out-of-place form, which gives a new tensor, or convert first, e.g. x = x.float())"
     )
-
-
-def _numpy_names(op, dim, keepdim, axis, keepdims):
-    """dim and keepdim from PyTorch's names or NumPy's (axis, keepdims), which PyTorch accepts as aliases."""
-    if axis is not None:
-        if dim is not None:
-            raise TypeError(f"{op}: got both dim and its alias axis")
-        dim = axis
-    return dim, keepdim if keepdims is None else keepdims
 
 
 def _broadcasts_to(shape, target):
@@ -361,6 +360,8 @@ class _Methods:
         return self._inplace_op("abs_", lambda t: t.abs())
 
     def clamp_(self, min=None, max=None):
+        if isinstance(min, Tensor) or isinstance(max, Tensor):  # the bounds are operands: gradients reach them
+            return self._inplace_op("clamp_", lambda t, low, high: t.clamp(low, high), min, max, check_shapes=False)
         return self._inplace_op("clamp_", lambda t: t.clamp(min, max))
 
     def fill_(self, value):
@@ -393,6 +394,9 @@ class _Methods:
         return _ops.index_add_(self, dim, index, source, alpha=alpha)
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        if reduce == "multiply":
+            return self._inplace_op("scatter_", lambda t: _arrangement.scatter(t, dim, index, src, value=value,
+                                                                             reduce=reduce), keep_category=False)
         return _ops.scatter_(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add_(self, dim, index, src):
@@ -405,7 +409,7 @@ class _Methods:
         rng = generator or _random.default_generator()
         dt = self.dtype if self.dtype in (_dtype.float32, _dtype.float64) else _dtype.float64
         draws = rng.standard_normal(self.shape, dtype=dt)
-        return self._inplace("normal_", lambda a: np.copyto(a, draws * std + mean, casting="unsafe"))
+        return self._write_draws("normal_", draws * std + mean)
 
     def uniform_(self, low=0.0, high=1.0, *, generator=None, **bounds):
         """Fill with draws from U[low, high) (PyTorch's names `from` and `to` work as keywords too)."""
@@ -417,7 +421,7 @@ class _Methods:
         rng = generator or _random.default_generator()
         dt = self.dtype if self.dtype in (_dtype.float32, _dtype.float64) else _dtype.float64
         draws = rng.random(self.shape, dtype=dt)
-        return self._inplace("uniform_", lambda a: np.copyto(a, draws * (high - low) + low, casting="unsafe"))
+        return self._write_draws("uniform_", draws * (high - low) + low)
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         return _random.multinomial(self, num_samples, replacement, generator=generator)
@@ -425,8 +429,20 @@ class _Methods:
     def _fill_with_draws(self, op, draw):
         """Fill with draw(rng, shape) from minigrad's seeded generator (the other random fills, as uniform_)."""
         self._check_raw_write(op)
-        values = draw(_random.default_generator(), self.shape)
-        return self._inplace(op, lambda a: np.copyto(a, values, casting="unsafe"))
+        return self._write_draws(op, draw(_random.default_generator(), self.shape))
+
+    def _write_draws(self, op, values):
+        """The random fills' write. A tensor computed in the graph stays in it, as in PyTorch: its new value
+        is a constant, so the gradient to its old value is 0 (a `where` that takes every element from the
+        draws records it on the one in-place road)."""
+        if grad_mode._GradMode.enabled and self.requires_grad:
+            drawn = Tensor._make(np.asarray(values).astype(self.dtype))
+            node = _DRAW_NODES[op]
+            return self._inplace_op(op, lambda t: function.named_node(
+                _ops.where(np.ones(self.shape, bool), drawn, t), node), check_shapes=False)
+        np.copyto(self._array, values, casting="unsafe")
+        self._bump_version()
+        return self
 
     def exponential_(self, lambd=1.0, *, generator=None):
         self._check_float("exponential_")
@@ -497,8 +513,8 @@ class _Methods:
                 and a.strides == b.strides)
 
     def index_reduce(self, dim, index, source, reduce, *, include_self=True):
-        """index_add's reduction form: source's slices reduced into the slices at index ('prod' refused,
-        'mean', 'amax', 'amin' as scatter_reduce)."""
+        """index_add's reduction form: source's slices reduced into the slices at index ('prod', 'mean', 'amax',
+        'amin', as scatter_reduce)."""
         d = _ops.normalize_dim(dim, self.ndim, "index_reduce")
         ix = index._array if isinstance(index, Tensor) else np.asarray(index)
         shape = [1] * source.ndim
@@ -697,6 +713,10 @@ class _Methods:
         return _ops.ge(self, other)
 
     def __invert__(self):
+        if self.dtype.kind != "b":  # (~ of an integer tensor is bitwise_not, of a float one an error, as PyTorch's)
+            if self.dtype.kind in "iu":
+                return _bitwise.bitwise_not(self)
+            raise TypeError(f"~ (bitwise_not): expects a bool or integer tensor, got {self.dtype}")
         return _ops.logical_not(self)
 
     def __and__(self, other):
@@ -721,11 +741,11 @@ class _Methods:
     def __getitem__(self, index):
         return _ops.getitem(self, index)
 
-    def add(self, other):
-        return _ops.add(self, other)
+    def add(self, other, *, alpha=1):  # self + alpha * other
+        return _ops.add(self, other) if alpha == 1 else _arithmetic.add(self, other, alpha=alpha)
 
-    def sub(self, other):
-        return _ops.sub(self, other)
+    def sub(self, other, *, alpha=1):  # self - alpha * other
+        return _ops.sub(self, other) if alpha == 1 else _arithmetic.sub(self, other, alpha=alpha)
 
     def mul(self, other):
         return _ops.mul(self, other)
@@ -800,15 +820,13 @@ class _Methods:
         return _ops.abs(self)
 
     def clamp(self, min=None, max=None):
-        return _ops.clamp(self, min, max)
+        return _arithmetic.clamp(self, min, max)
 
-    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
-        dim, keepdim = _numpy_names("sum", dim, keepdim, axis, keepdims)
+    def sum(self, dim=None, keepdim=False, *, dtype=None):  # axis=, keepdims=: torch_compat/numpy_names.py
         return _ops.sum(self, dim, keepdim, dtype=dtype)
 
-    def mean(self, dim=None, keepdim=False, *, axis=None, keepdims=None):
-        dim, keepdim = _numpy_names("mean", dim, keepdim, axis, keepdims)
-        return _ops.mean(self, dim, keepdim)
+    def mean(self, dim=None, keepdim=False, *, dtype=None):
+        return _ops.mean(self, dim, keepdim, dtype=dtype)
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         return _statistics.var(self, dim, unbiased, keepdim, correction=correction)
@@ -831,11 +849,11 @@ class _Methods:
     def argmin(self, dim=None, keepdim=False):
         return _ops.argmin(self, dim, keepdim)
 
-    def softmax(self, dim):
-        return _softmax.softmax(self, dim)
+    def softmax(self, dim, dtype=None):
+        return _softmax.softmax(self, dim, dtype=dtype)
 
-    def log_softmax(self, dim):
-        return _softmax.log_softmax(self, dim)
+    def log_softmax(self, dim, dtype=None):
+        return _softmax.log_softmax(self, dim, dtype=dtype)
 
     def reshape(self, *shape):
         return _ops.reshape(self, _sizes(shape, "reshape"))
@@ -958,7 +976,7 @@ class _Methods:
         return _ops.cumsum(self, dim, dtype=dtype)
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
-        return _ops.norm(self, p, dim, keepdim, dtype)
+        return _linalg.torch_norm(self, p, dim, keepdim, dtype=dtype)
 
     # linear algebra (minigrad.linalg): PyTorch's Tensor methods
     def det(self):
@@ -1036,7 +1054,7 @@ class _Methods:
         return _ops.gather(self, dim, index)
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
-        return _ops.scatter(self, dim, index, src, value=value, reduce=reduce)
+        return _arrangement.scatter(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add(self, dim, index, src):
         return _ops.scatter_add(self, dim, index, src)
@@ -1056,7 +1074,11 @@ class _Methods:
     def nonzero(self, *, as_tuple=False):
         return _ops.nonzero(self, as_tuple=as_tuple)
 
-    def flip(self, *dims):
+    def flip(self, *dims, **keyword):  # x.flip(0, 1), x.flip((0, 1)) or PyTorch's x.flip(dims=(0, 1))
+        if keyword:
+            if dims or set(keyword) != {"dims"}:
+                raise TypeError(f"flip(): takes the dims as positional arguments or dims=, got {dims} and {keyword}")
+            dims = (keyword["dims"],)
         return _ops.flip(self, _sizes(dims, "flip"))
 
     def roll(self, shifts, dims=None):

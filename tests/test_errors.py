@@ -260,7 +260,8 @@ def test_clear_errors_for_common_mistakes(tmp_path):
         nn.Embedding(10, 4)(mg.tensor([[1, 12]]))
     with pytest.raises(ValueError, match="empty parameter list"):
         optim.Adam([])
-    with pytest.raises(TypeError, match="integer class ids"):
+    with pytest.raises(mg.ShapeError, match=r"class-probability target must have input's shape \(3, 4\), got \(3,\) "
+                       r"\(a float target holds probabilities; integer class ids: target.long\(\)\)"):
         F.cross_entropy(mg.randn(3, 4), mg.tensor([0.0, 1.0, 2.0]))
 
 # ---- reshape, view, expand ---------------------------------------------------------------------

@@ -354,8 +354,12 @@ def test_cross_entropy_bad_inputs():
         F.cross_entropy(logits, mg.tensor([0, 3]))
     with pytest.raises(mg.ShapeError, match="target"):
         F.cross_entropy(logits, mg.tensor([0, 1, 2]))
+    with pytest.raises(mg.ShapeError, match=r"class-probability target must have input's shape \(2, 3\), got \(2,\)"):
+        F.cross_entropy(logits, mg.tensor([0.0, 1.0]))  # a float target holds probabilities, as in PyTorch
+    with pytest.raises(ValueError, match="ignore_index is not supported for floating point"):
+        F.cross_entropy(logits, mg.zeros(2, 3), ignore_index=1)
     with pytest.raises(TypeError, match="integer"):
-        F.cross_entropy(logits, mg.tensor([0.0, 1.0]))
+        F.cross_entropy(logits, mg.tensor([True, False]))
     with pytest.raises(ValueError, match="reduction"):
         F.cross_entropy(logits, mg.tensor([0, 1]), reduction="avg")
 

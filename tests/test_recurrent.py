@@ -147,8 +147,12 @@ def test_cell_gradients(cell, f64):
 
 
 def test_errors():
-    with pytest.raises(NotImplementedError, match="proj_size=2 .* not supported"):
-        nn.LSTM(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match="proj_size has to be smaller than hidden_size, got 4 >= 4"):
+        nn.LSTM(3, 4, proj_size=4)
+    with pytest.raises(ValueError, match="proj_size argument is only supported for LSTM"):
+        nn.GRU(3, 4, proj_size=2)
+    with pytest.raises(ValueError, match="Expected hidden size \\(1, 2, 2\\) for h_0"):
+        nn.LSTM(3, 4, proj_size=2)(mg.randn(5, 2, 3), (mg.zeros(1, 2, 4), mg.zeros(1, 2, 4)))
     with pytest.raises(ValueError, match="input.size\\(-1\\) must be equal to input_size. Expected 3, got 5"):
         nn.GRU(3, 4)(mg.randn(2, 1, 5))
     with pytest.raises(ValueError, match="Expected hidden size \\(1, 2, 4\\) for h_0"):
@@ -261,3 +265,56 @@ def test_pad_sequence_as_pytorch():
         ours = mg.nn.utils.rnn.pad_sequence([mg.tensor(s) for s in seqs], **kwargs)
         theirs = torch.nn.utils.rnn.pad_sequence([torch.tensor(s) for s in seqs], **kwargs)
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_lstm_with_projections_by_the_equations(f64):
+    # proj_size: h_t = W_hr (o * tanh(c_t)), h of proj_size dims feeds the next step and layer; c keeps hidden_size
+    lstm = nn.LSTM(3, 5, num_layers=2, proj_size=2)
+    shapes = {k: tuple(v.shape) for k, v in lstm.state_dict().items()}
+    assert list(shapes) == [f"{kind}_l{k}" for k in (0, 1) for kind in
+                            ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")]
+    assert shapes["weight_hh_l0"] == (20, 2) and shapes["weight_hr_l0"] == (2, 5) and shapes["weight_ih_l1"] == (20, 2)
+    assert [len(w) for w in lstm.all_weights] == [5, 5] and "proj_size=2" in repr(lstm)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 2, 3))
+    weights = {k: v.detach().numpy() for k, v in lstm.state_dict().items()}
+    layer_input = x
+    for k in (0, 1):
+        h, c, outs = np.zeros((2, 2)), np.zeros((2, 5)), []
+        for t in range(4):
+            gates = (layer_input[t] @ weights[f"weight_ih_l{k}"].T + weights[f"bias_ih_l{k}"]
+                     + h @ weights[f"weight_hh_l{k}"].T + weights[f"bias_hh_l{k}"])
+            i, f, g, o = np.split(gates, 4, axis=1)
+            c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+            h = (_sigmoid(o) * np.tanh(c)) @ weights[f"weight_hr_l{k}"].T
+            outs.append(h)
+        layer_input = np.stack(outs)
+    output, (h_n, c_n) = lstm(mg.tensor(x))
+    assert tuple(output.shape) == (4, 2, 2) and tuple(h_n.shape) == (2, 2, 2) and tuple(c_n.shape) == (2, 2, 5)
+    np.testing.assert_allclose(output.detach().numpy(), layer_input, atol=1e-12)
+    np.testing.assert_allclose(c_n[1].detach().numpy(), c, atol=1e-12)
+    small = nn.LSTM(2, 3, proj_size=1, bidirectional=True, batch_first=True)
+    xs = mg.tensor(rng.standard_normal((2, 3, 2)), requires_grad=True)
+    assert gradcheck(lambda x, w: small(x)[0] * w.sum(), (xs, small.weight_hr_l0_reverse))
+    assert gradgradcheck(lambda x: small(x)[1][0], (xs,))
+
+
+@needs_torch
+def test_lstm_with_projections_loads_pytorch_state_dict():
+    for options in (dict(proj_size=2), dict(proj_size=3, num_layers=2, bidirectional=True, batch_first=True, bias=False)):
+        torch.manual_seed(0)
+        theirs = torch.nn.LSTM(4, 5, **options).double()
+        ours = nn.LSTM(4, 5, **options).double()
+        state = theirs.state_dict()
+        assert list(ours.state_dict()) == list(state)
+        ours.load_state_dict({k: mg.tensor(v.numpy()) for k, v in state.items()})
+        x = np.random.default_rng(2).standard_normal((3, 2, 4))
+        out_t, (h_t, c_t) = theirs(torch.tensor(x))
+        out_m, (h_m, c_m) = ours(mg.tensor(x))
+        for a, b in ((out_t, out_m), (h_t, h_m), (c_t, c_m)):
+            np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), atol=1e-12)
+        (out_t.sum() + h_t.sum()).backward()
+        (out_m.sum() + h_m.sum()).backward()
+        for name, p in theirs.named_parameters():
+            np.testing.assert_allclose(getattr(ours, name).grad.numpy(), p.grad.numpy(), atol=1e-10, err_msg=name)
+        assert repr(ours) == repr(theirs)

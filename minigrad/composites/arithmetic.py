@@ -1,9 +1,14 @@
 """PyTorch's arithmetic as plain functions (torch.add(x, y, alpha=2), torch.div(x, y, rounding_mode=...))
 and its fused forms (addcmul, addmm, ...), each a composition of the operators."""
+import math
+
 import numpy as np
 
 from ..errors import ShapeError
-from ..ops import elementwise, rounding
+from ..ops import elementwise, rounding, unary
+from ..ops.indexing import where
+from ..ops.util import result_dtype
+from ..tensor import Tensor
 
 
 def _scaled(other, alpha):
@@ -55,12 +60,39 @@ def positive(input):
     return input
 
 
+def clamp(input, min=None, max=None):  # noqa: A002  (PyTorch's names)
+    """min(max(x, min), max). Number bounds: the primitive (ops/unary.py). Tensor bounds (broadcast, NaN in
+    any operand gives NaN) are a choice among the three operands, made by `where`, so that each gradient
+    goes where PyTorch sends it: to x where min <= x <= max; to min where x < min < max; to max where
+    x > max or max < min (the result is then max everywhere); to none where x < min = max."""
+    if not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        return unary.clamp(input, min, max)
+    bounds = [b if isinstance(b, Tensor) else Tensor._make(np.asarray(b)) for b in (min, max) if b is not None]
+    dtype = result_dtype(input, *bounds)
+    x = input.to(dtype)
+    low = bounds[0].to(dtype) if min is not None else None
+    high = bounds[-1].to(dtype) if max is not None else None
+    x_, low_, high_ = x._array, None if low is None else low._array, None if high is None else high._array
+    out, nan = x, np.isnan(x_) if dtype.kind == "f" else np.zeros(x_.shape, bool)
+    if low is not None:
+        below = x_ < low_
+        nan = nan | np.isnan(low_) if dtype.kind == "f" else nan
+        if high is not None:
+            out = where(below & (low_ == high_), low.detach(), out)  # PyTorch's tie: no gradient
+            below = below & (low_ < high_)
+        out = where(below, low, out)
+    if high is not None:
+        nan = nan | np.isnan(high_) if dtype.kind == "f" else nan
+        out = where((x_ > high_) | (high_ < low_) if low is not None else x_ > high_, high, out)
+    return where(nan, math.nan, out) if np.any(nan) else out
+
+
 def clamp_min(input, min):  # noqa: A002  (PyTorch's names)
-    return input.clamp(min=min)
+    return clamp(input, min=min)
 
 
 def clamp_max(input, max):  # noqa: A002
-    return input.clamp(max=max)
+    return clamp(input, max=max)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):

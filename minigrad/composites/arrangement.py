@@ -5,9 +5,9 @@ import itertools
 import numpy as np
 
 from ..errors import ShapeError
-from ..ops import cat, flip, gather, scatter, scatter_add, stack, where
+from ..ops import cat, flip, gather, scatter as _scatter, scatter_add, stack, where
 from ..ops.indexing import IndexAdd
-from ..ops.util import normalize_dim
+from ..ops.util import normalize_dim, refuse_out
 from ..tensor import Tensor
 from .matrices import diagonal
 
@@ -289,7 +289,7 @@ def index_copy(input, dim, index, source):
     shape = [1] * source.ndim
     shape[d] = -1
     expanded = np.broadcast_to(index.reshape(shape), source.shape)
-    return scatter(input, d, Tensor._make(np.ascontiguousarray(expanded)), source)
+    return _scatter(input, d, Tensor._make(np.ascontiguousarray(expanded)), source)
 
 
 def masked_scatter(input, mask, source):
@@ -318,7 +318,7 @@ def index_put(input, indices, values, accumulate=False):
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    """input with src reduced into it at the positions index points to (sum, mean, amax, amin)."""
+    """input with src reduced into it at the positions index points to (sum, prod, mean, amax, amin)."""
     d = normalize_dim(dim, input.ndim, "scatter_reduce")
     ix = index._array if isinstance(index, Tensor) else np.asarray(index)
     positions = list(np.indices(ix.shape, sparse=True))
@@ -350,8 +350,36 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         e = scatter_add(where(targets, input * (tie_self / n), 0.0), d, index, src_part)
         y = Tensor._make(r.astype(input.dtype)) + (e - e.detach())
         return where(targets, y, input)
-    raise ValueError(f"scatter_reduce: reduce={reduce!r} is not supported by minigrad; it has 'sum', 'mean', "
-                     "'amax' and 'amin' ('prod' is not)")
+    if reduce == "prod":
+        # each target's contributors gathered into a row, padded with 1 past its count, and multiplied: prod's
+        # own gradient then gives the product rule at every order, zeros included (as PyTorch's)
+        src_part = src[tuple(slice(0, s) for s in ix.shape)].reshape(-1)
+        flat = np.ravel_multi_index(positions, input.shape).reshape(-1)
+        order = np.argsort(flat, kind="stable")
+        targets_in_order = flat[order]
+        slot = np.arange(flat.size) - np.searchsorted(targets_in_order, targets_in_order, side="left")
+        pick = np.full((input.numel(), max(int(counts.max(initial=0)), 1)), flat.size, dtype=np.int64)
+        pick[targets_in_order, slot] = order  # (the index flat.size is the padding 1)
+        padded = cat([src_part, Tensor._make(np.ones(1, src.dtype))])
+        product = padded[pick].prod(1).reshape(input.shape)
+        return input * product if include_self else where(targets, product, input)
+    raise ValueError(f"scatter_reduce: reduce={reduce!r} is not supported; PyTorch's are 'sum', 'prod', 'mean', "
+                     "'amax' and 'amin'")
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
+    """ops/gather.py's scatter, and its reduce='multiply': input multiplied by src (or value) at the positions
+    index points to, once per time it names one: scatter_reduce's 'prod' (which gives it gradients, where
+    PyTorch has none for scatter with a reduce)."""
+    if reduce != "multiply":
+        return _scatter(input, dim, index, src, value=value, reduce=reduce, out=out)
+    refuse_out(out, "scatter")
+    if (src is None) == (value is None):
+        raise TypeError("scatter: give exactly one of src (a tensor or number) and value")
+    if not isinstance(src, Tensor):
+        shape = index.shape if isinstance(index, Tensor) else np.shape(index)
+        src = Tensor._make(np.full(shape, src if value is None else value, dtype=input.dtype))
+    return scatter_reduce(input, dim, index, src, "prod")
 
 
 def cross(input, other, dim=None):

@@ -106,11 +106,13 @@ def logaddexp2(a, b):
 
 
 def xlogy(x, y):
-    # x log y, and 0 where x = 0 (unless y is NaN), as PyTorch; the stand-in y = 1 there keeps log 0 = -inf
-    # out of the gradient
+    # x log y, and 0 where x = 0 (unless y is NaN), as PyTorch: x * L with L = log y, except where x = 0 and
+    # y <= 0 or y = inf, where the stand-in y = 1 gives L = 0 (log 0 = -inf and log(-1) = NaN would make 0 * L NaN).
+    # So d/dx = L: log y at x = 0 with y > 0 (PyTorch's, and the finite difference's), 0 where y <= 0;
+    # d/dy = x / y, 0 at the stand-ins (where x log y is 0 for every y near)
     x, y = _both_tensors(*_float_operands(x, y))
-    zero = (x == 0) & ~y.isnan()
-    return where(zero, 0.0, x * where(zero, 1.0, y).log())
+    stand_in = (x == 0) & ((y <= 0) | (y == math.inf))
+    return x * where(stand_in, 1.0, y).log()
 
 
 def hypot(a, b):

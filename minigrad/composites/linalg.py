@@ -307,8 +307,10 @@ _lstsq_result = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "si
 
 def lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solution X of A X = B, as the pseudo-inverse gives it (pinv(A) B: the minimum-norm
-    solution); with PyTorch's CPU default driver 'gelsy', the rank is computed and the residuals and
-    singular values are empty."""
+    solution). The other fields follow PyTorch's CPU drivers: 'gelsy' (the default) gives the rank only;
+    'gelsd' and 'gelss' the rank and A's singular values; 'gels' neither. Every driver but 'gelsy' gives the
+    residuals, the squared norm of each column of A X - B, for a tall A (m > n) of full rank n (over the
+    whole batch; 'gels' assumes the rank), and empty residuals otherwise."""
     check_matrix(A, "linalg.lstsq")
     vector = B.ndim == A.ndim - 1
     b = B.unsqueeze(-1) if vector else B
@@ -317,10 +319,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
                          f"B's rows to be A's {A.shape[-2]})")
     if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
         raise ValueError(f"linalg.lstsq: driver must be one of 'gels', 'gelsy', 'gelsd', 'gelss', got {driver!r}")
+    driver = driver or "gelsy"
     solution = pinv(A, rtol=rcond) @ b
     empty = Tensor._make(np.zeros((0,), A._array.dtype))
-    return _lstsq_result(solution.squeeze(-1) if vector else solution, empty,
-                         matrix_rank(A, rtol=rcond), empty)
+    m, n = A.shape[-2], A.shape[-1]
+    rank = Tensor._make(np.zeros((0,), np.int64)) if driver == "gels" else matrix_rank(A, rtol=rcond)
+    residuals = empty
+    if driver != "gelsy" and m > n and (driver == "gels" or bool(np.all(rank._array == n))):
+        residuals = ((A @ solution - b) ** 2).sum(-2)
+    singular_values = svdvals(A).detach() if driver in ("gelsd", "gelss") else empty
+    return _lstsq_result(solution.squeeze(-1) if vector else solution, residuals, rank, singular_values)
 
 
 def matrix_exp(A):
@@ -600,6 +608,22 @@ def chain_matmul(*matrices, out=None):
 def frobenius_norm(input, dim, keepdim=False, *, out=None):
     refuse_out(out, "frobenius_norm")
     return _p_norm(input, 2, dim, keepdim)
+
+
+def torch_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm and Tensor.norm: p='nuc' is the nuclear norm of the matrices over dim (a pair of dims; the
+    whole of a 2-D input when dim is None), every other p the vector norm of ops/norm.py."""
+    refuse_out(out, "norm")
+    if p != "nuc":
+        return _p_norm(input, p, dim, keepdim, dtype)
+    if dim is None:
+        if input.ndim != 2:
+            raise ValueError(f"norm: p='nuc' with dim=None needs a 2-D input (a matrix), got shape {tuple(input.shape)}; "
+                             "give dim=(d0, d1)")
+        dim = (-2, -1)
+    if isinstance(dim, int) or len(dim) != 2:
+        raise ValueError(f"norm: p='nuc' needs dim to be a pair of dims, got {dim!r}")
+    return matrix_norm(input, "nuc", tuple(dim), keepdim, dtype=dtype)
 
 
 def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):

@@ -29,6 +29,18 @@ def cross_entropy(logits, target, ignore_index, reduction, label_smoothing):
     return losses.sum() / count if reduction == "mean" and count else losses.sum() * (reduction == "sum" or count)
 
 
+def soft_cross_entropy(logits, q, weight, reduction, label_smoothing):
+    # logits, q (M, C): l_m = -sum_c w_c q'_mc log softmax(x_m)_c,  q' = (1 - s) q + s / C  (s = label_smoothing,
+    # w = 1 without weights);  mean: sum_m l_m / M
+    if label_smoothing:
+        q = q * (1 - label_smoothing) + label_smoothing / logits.shape[1]
+    terms = _log_softmax(logits, 1) * q
+    losses = -(terms if weight is None else terms * weight).sum(1)
+    if reduction == "none":
+        return losses
+    return losses.mean() if reduction == "mean" else losses.sum()
+
+
 @composite
 def nll_loss(logp, target, weight, ignore_index, reduction):
     # logp (N, C) log-probabilities, target (N,) class ids, weight (C,) or None.

@@ -12,12 +12,14 @@ from ..ops.util import normalize_dim, normalize_dims, require_floating
 from . import composite
 
 
-def softmax(x, dim):
+def softmax(x, dim, *, dtype=None):
+    x = x if dtype is None else x.to(dtype)  # dtype: the input cast first, as PyTorch's (integers may be cast)
     require_floating(x, "softmax")
     return _softmax(x, normalize_dim(dim, x.ndim, "softmax"))
 
 
-def log_softmax(x, dim):
+def log_softmax(x, dim, *, dtype=None):
+    x = x if dtype is None else x.to(dtype)
     require_floating(x, "log_softmax")
     return _log_softmax(x, normalize_dim(dim, x.ndim, "log_softmax"))
 

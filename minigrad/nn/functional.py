@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .. import ops
+from .. import grad_mode, ops
 from ..errors import ShapeError
 from ..function import named_node
 from ..composites import activations, distances, losses, normalization, softmax as _softmax
@@ -64,8 +64,16 @@ def linear(input, weight, bias=None):
     return named_node(out, "MmBackward0") if bias is None and input.ndim == 2 else out  # PyTorch's node names
 
 
-def embedding(input, weight, padding_idx=None):
-    """Rows of `weight` for the integer ids in `input`; output shape input.shape + (embedding_dim,)."""
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Rows of `weight` for the integer ids in `input`; output shape input.shape + (embedding_dim,).
+
+    max_norm: first, each looked-up row whose norm_type-norm exceeds max_norm is scaled in place, outside
+    the graph, to norm max_norm (PyTorch's embedding_renorm_: by max_norm / (norm + 1e-7)).
+    scale_grad_by_freq: each row's gradient divided by how often its id occurs in input."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (a sparse gradient) is not supported by minigrad, whose "
+                                  "gradients are dense; leave sparse=False")
     ids = input._array if isinstance(input, Tensor) else np.asarray(input)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: token ids must be integers, got dtype {ids.dtype}")
@@ -78,8 +86,22 @@ def embedding(input, weight, padding_idx=None):
         )
     if padding_idx is not None and padding_idx < 0:
         padding_idx += vocab
+    if max_norm is not None:
+        _embedding_renorm_(weight, ids, float(max_norm), float(norm_type))
     # the Tensor itself, if given, so that an in-place change to the ids before backward is caught
-    return Embedding.apply(input if isinstance(input, Tensor) else ids, weight, padding_idx)
+    return Embedding.apply(input if isinstance(input, Tensor) else ids, weight, padding_idx, bool(scale_grad_by_freq))
+
+
+def _embedding_renorm_(weight, ids, max_norm, norm_type):
+    # W[i] <- W[i] * max_norm / (||W[i]|| + 1e-7) for the ids looked up whose norm exceeds max_norm: a change
+    # of the weight itself, made outside the graph (as PyTorch's, under no_grad), once per distinct id
+    rows = np.unique(ids)
+    with grad_mode.no_grad():
+        norms = weight[rows].norm(norm_type, dim=1)
+        too_long = (norms > max_norm)._array
+        if too_long.any():
+            scale = max_norm / (norms._array[too_long] + 1e-7)
+            weight[rows[too_long]] = weight[rows[too_long]] * Tensor._make(scale[:, None].astype(weight.dtype))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -243,6 +265,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     require_floating(input, "cross_entropy", "input (the logits)")
+    if isinstance(target, Tensor) and target.dtype.kind == "f":
+        return _cross_entropy_with_probabilities(input, target, weight, ignore_index, reduction, float(label_smoothing))
     target_data = _class_ids("cross_entropy", input, target)
     squeeze = input.ndim == 1
     if squeeze:  # one sample: (C,) with a scalar target
@@ -255,6 +279,32 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         loss = losses.cross_entropy(_rows_last(input), target_data.reshape(-1), ignore_index, reduction,
                                     float(label_smoothing))
+    if reduction == "none":
+        return loss.reshape(()) if squeeze else loss.reshape(expected)
+    return loss
+
+
+def _cross_entropy_with_probabilities(input, target, weight, ignore_index, reduction, label_smoothing):
+    """Cross-entropy against class probabilities (target of input's shape, float), as PyTorch's:
+    l = -sum_c w_c q_c log softmax(x)_c per prediction, q = (1 - e) target + e / C; "mean" divides by the
+    number of predictions (not by the weights). Differentiable in the target too."""
+    if target.shape != input.shape:
+        raise ShapeError(f"cross_entropy: class-probability target must have input's shape {tuple(input.shape)}, "
+                         f"got {tuple(target.shape)} (a float target holds probabilities; integer class ids: "
+                         "target.long())")
+    if ignore_index != -100:
+        raise ValueError("cross_entropy: ignore_index is not supported for floating point (class-probability) targets")
+    dtype = result_dtype(input, target)  # (float32 and float64 compute in float64, as PyTorch's)
+    input, target = input.to(dtype), target.to(dtype)
+    squeeze = input.ndim == 1
+    if squeeze:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    expected = input.shape[:1] + input.shape[2:]
+    n_classes = input.shape[1]
+    if weight is not None:
+        _class_weight("cross_entropy", weight, n_classes, input.dtype)  # (its shape checked)
+        weight = weight if isinstance(weight, Tensor) else Tensor._make(np.asarray(weight, input.dtype))
+    loss = losses.soft_cross_entropy(_rows_last(input), _rows_last(target), weight, reduction, label_smoothing)
     if reduction == "none":
         return loss.reshape(()) if squeeze else loss.reshape(expected)
     return loss
@@ -414,10 +464,12 @@ def one_hot(tensor, num_classes=-1):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
-    """input / max(||input||_p, eps) along `dim` (unit vectors; a zero vector stays zero)."""
+    """input / max(||input||_p, eps) along `dim` (unit vectors; a zero vector stays zero), for every p of
+    vector_norm, as PyTorch: p = 0 counts the nonzero entries, p < 0 (where a zero entry makes the norm 0)
+    and p = -inf give the small "norms" that eps then bounds."""
     p = float(p)
-    if not p > 0 or p == float("inf"):
-        raise ValueError(f"normalize: p must be a positive finite number, got {p}")
+    if p != p:
+        raise ValueError("normalize: p must be a number, got nan")
     return normalization.normalize(input, p, ops.normalize_dim(dim, input.ndim, "normalize"), float(eps))
 
 

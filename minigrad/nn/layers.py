@@ -7,7 +7,7 @@ import numpy as np
 from .. import dtype as _dtype
 from . import functional as F
 from . import init
-from .module import Module
+from .module import Module, _check_cpu
 from .parameter import Parameter
 
 
@@ -42,17 +42,40 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A lookup table of num_embeddings vectors; N(0, 1) init, the padding_idx row zero and never updated."""
+    """A lookup table of num_embeddings vectors; N(0, 1) init, the padding_idx row zero and never updated.
+    max_norm, norm_type, scale_grad_by_freq: as F.embedding; _weight: the table to use, _freeze: without
+    gradient (from_pretrained's)."""
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, dtype=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
+        if device is not None:
+            _check_cpu("Embedding", device)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError(f"Embedding: padding_idx {padding_idx} is outside [0, {num_embeddings})")
             padding_idx %= num_embeddings
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.weight = _empty(num_embeddings, embedding_dim, dtype=dtype)
-        self.reset_parameters()
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = (max_norm, norm_type,
+                                                                               scale_grad_by_freq, sparse)
+        if _weight is None:
+            self.weight = _empty(num_embeddings, embedding_dim, dtype=dtype)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"Embedding: _weight of shape {tuple(_weight.shape)} does not match "
+                                 f"({num_embeddings}, {embedding_dim})")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        """An Embedding whose table is `embeddings` (2-D), frozen (no gradient) unless freeze=False."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape {tuple(embeddings.shape)}")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
+                   _freeze=freeze)
 
     def reset_parameters(self):
         init.normal_(self.weight)
@@ -60,11 +83,15 @@ class Embedding(Module):
             self.weight._array[self.padding_idx] = 0
 
     def forward(self, ids):
-        return F.embedding(ids, self.weight, self.padding_idx)
+        return F.embedding(ids, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
-        pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
-        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
+        extra = "".join(f", {name}={value}" for name, value, default in (
+            ("padding_idx", self.padding_idx, None), ("max_norm", self.max_norm, None),
+            ("norm_type", self.norm_type, 2.0), ("scale_grad_by_freq", self.scale_grad_by_freq, False),
+            ("sparse", self.sparse, False)) if value != default)
+        return f"{self.num_embeddings}, {self.embedding_dim}{extra}"
 
 
 class LayerNorm(Module):

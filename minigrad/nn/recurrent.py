@@ -2,13 +2,15 @@
 LSTM and GRU (stacked layers, bias, batch_first, dropout between layers, bidirectional) and RNNCell,
 LSTMCell, GRUCell. Their parameters have PyTorch's names, shapes, order and initialisation
 (U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))), so a PyTorch state_dict loads and gives PyTorch's
-outputs. Not here: proj_size (an LSTM with projections) and packed sequences, refused with a message."""
+outputs. An LSTM with proj_size > 0 projects each h_t = W_hr (o * tanh(c_t)) to proj_size dims (PyTorch's
+weight_hr_l{k} parameters). Not here: packed sequences, refused with a message."""
 import math
 
 import numpy as np
 
 from .. import dtype as _dtype
 from ..composites import recurrent as _cells
+from ..composites.linear import linear
 from ..ops import cat, stack
 from ..ops.dropout import dropout
 from ..tensor import Tensor
@@ -35,9 +37,12 @@ class RNNBase(Module):
                  bidirectional=False, proj_size=0, dtype=None, device=None):
         super().__init__()
         name = type(self).__name__
-        if proj_size:
-            raise NotImplementedError(f"{name}: proj_size={proj_size} (an LSTM with projections) is not supported by "
-                                      "minigrad; leave proj_size=0")
+        if proj_size < 0:
+            raise ValueError(f"{name}: proj_size should be a positive integer or zero to disable projections, got {proj_size}")
+        if proj_size and mode != "LSTM":
+            raise ValueError(f"{name}: proj_size argument is only supported for LSTM, not RNN or GRU")
+        if proj_size >= hidden_size:
+            raise ValueError(f"{name}: proj_size has to be smaller than hidden_size, got {proj_size} >= {hidden_size}")
         if not 0 <= dropout <= 1:
             raise ValueError(f"{name}: dropout should be a number in [0, 1], got {dropout}")
         if num_layers < 1 or hidden_size < 1:
@@ -47,14 +52,17 @@ class RNNBase(Module):
         self.bidirectional, self.proj_size = bidirectional, proj_size
         gate_size = _GATES[mode] * hidden_size
         directions = 2 if bidirectional else 1
+        out_size = proj_size or hidden_size  # the size of h (projected with proj_size)
         self._flat_weights_names = []
         for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
+            layer_input = input_size if layer == 0 else out_size * directions
             for direction in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
-                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, hidden_size))]
+                shapes = [("weight_ih", (gate_size, layer_input)), ("weight_hh", (gate_size, out_size))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for kind, shape in shapes:
                     setattr(self, kind + suffix, _parameter(*shape, dtype=dtype))
                     self._flat_weights_names.append(kind + suffix)
@@ -67,19 +75,22 @@ class RNNBase(Module):
 
     @property
     def all_weights(self):
-        per_direction = 4 if self.bias else 2
+        per_direction = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         flat = [getattr(self, n) for n in self._flat_weights_names]
         return [flat[k:k + per_direction] for k in range(0, len(flat), per_direction)]
 
     def _cell_weights(self, layer, direction):
         suffix = f"_l{layer}" + ("_reverse" if direction else "")
         get = lambda kind: getattr(self, kind + suffix, None)  # noqa: E731
-        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"), get("weight_hr")
 
     def _step(self, x, state, weights):
         """One time step: (new state, output). The state is h, or (h, c) for an LSTM."""
+        weights, w_hr = weights[:4], weights[4]
         if self.mode == "LSTM":
             h, c = _cells.lstm_cell(x, *state, *weights)
+            if w_hr is not None:  # the projection: h = W_hr h
+                h = linear(h, w_hr, None)
             return (h, c), h
         if self.mode == "GRU":
             h = _cells.gru_cell(x, state, *weights)
@@ -132,13 +143,14 @@ class RNNBase(Module):
         """hx as a tuple of (layers * directions, N, hidden) Tensors (zeros where not given)."""
         name = type(self).__name__
         shape = (self.num_layers * directions, x.shape[1], self.hidden_size)
+        h_shape = shape[:2] + (self.proj_size or self.hidden_size,)  # (h: projected with proj_size; c: not)
         if hx is None:
-            return (_zeros(shape, x), _zeros(shape, x)) if self.mode == "LSTM" else (_zeros(shape, x),)
+            return (_zeros(h_shape, x), _zeros(shape, x)) if self.mode == "LSTM" else (_zeros(shape, x),)
         given = hx if self.mode == "LSTM" else (hx,)
         if self.mode == "LSTM" and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise TypeError(f"{name}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
         out = []
-        for label, h in zip(("h_0", "c_0"), given):
+        for label, h, shape in zip(("h_0", "c_0"), given, (h_shape, shape)):
             h = h if batched else h.unsqueeze(1)
             if tuple(h.shape) != shape:
                 raise ValueError(f"{name}: Expected hidden size {shape if batched else (shape[0], shape[2])} for "
@@ -148,6 +160,8 @@ class RNNBase(Module):
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if not self.bias:

@@ -7,6 +7,9 @@ sum of products a[..] * b[..], so dL/da[A] = sum over the other letters of dL/do
 
 A letter of A that appears neither in C nor in B was summed over a alone; the gradient does not
 depend on it, so it is computed without that letter and broadcast along it afterwards.
+
+A letter repeated within one operand ("ii->i", "ii->", "...ii->...i") names its diagonal: that is taken
+first, by indexing (whose gradient writes into the diagonal), so the primitive sees each letter once.
 """
 import string
 
@@ -16,8 +19,9 @@ from ..errors import ShapeError
 from ..function import Function
 from ..kernels import summation
 from ..tensor import Tensor
+from .indexing import getitem
 from .precision import lower_precision
-from .shape import expand
+from .shape import expand, permute
 
 
 class Einsum(Function, arrays=True):
@@ -87,12 +91,6 @@ def _parse(equation, operands):
     for subscripts, operand in zip(inputs, operands):
         width = operand.ndim - len(subscripts.replace("...", ""))
         expanded.append(subscripts.replace("...", ellipsis[widest - width :]))
-    for subscripts in expanded:
-        if len(set(subscripts)) != len(subscripts):
-            raise ValueError(
-                f"einsum: a letter repeated within one operand ({subscripts!r}, a diagonal or trace) is not "
-                "supported by minigrad; use diagonal indexing instead"
-            )
     if output is None:  # implicit mode: the letters used once, in alphabetical order, after '...'
         counts = "".join(inputs).replace("...", "")
         output = ("..." if "..." in lhs else "") + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
@@ -100,17 +98,59 @@ def _parse(equation, operands):
     return expanded, output
 
 
+def _diagonals(operand, subscripts):
+    """The operand with each repeated letter's diagonal taken (x_ii -> d_i = x_ii), and its subscripts."""
+    for letter in dict.fromkeys(subscripts):
+        places = [i for i, c in enumerate(subscripts) if c == letter]
+        if len(places) == 1:
+            continue
+        sizes = {operand.shape[i] for i in places}
+        if len(sizes) > 1:
+            raise ShapeError(f"einsum: subscript {letter!r} is repeated in {subscripts!r} over dims of different "
+                             f"sizes {sorted(sizes)} (shape {tuple(operand.shape)})")
+        rest = [i for i in range(len(subscripts)) if i not in places]
+        # the repeated dims moved last and indexed by one arange each: their diagonal becomes the last dim
+        steps = np.arange(sizes.pop())
+        operand = getitem(permute(operand, rest + places), (Ellipsis,) + (steps,) * len(places))
+        subscripts = "".join(subscripts[i] for i in rest) + letter
+    return operand, subscripts
+
+
+def _from_sublists(arguments):
+    """PyTorch's sublist form, einsum(a, [0, 1], b, [1, 2], [0, 2]), as an equation and its operands:
+    each integer 0-51 is a letter, Ellipsis is '...'."""
+    def letters(sublist):
+        try:
+            return "".join("..." if item is Ellipsis else string.ascii_letters[item] for item in sublist)
+        except (TypeError, IndexError):
+            raise ValueError(f"einsum: a sublist holds integers in [0, 52) and Ellipsis, got {sublist!r}") from None
+    operands, inputs = arguments[0:-1:2] if len(arguments) % 2 else arguments[0::2], []
+    inputs = [letters(sublist) for sublist in arguments[1::2][:len(operands)]]
+    equation = ",".join(inputs)
+    if len(arguments) % 2:
+        equation += "->" + letters(arguments[-1])
+    return equation, operands
+
+
 @lower_precision  # rounded to bfloat16 inside a CPU autocast region (ops/precision.py)
 def einsum(equation, *operands):
-    """einsum("ij,jk->ik", a, b), as torch.einsum (operands may also come as one list)."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    """einsum("ij,jk->ik", a, b), as torch.einsum (operands may also come as one list, or in the sublist
+    form: einsum(a, [0, 1], b, [1, 2], [0, 2]))."""
+    if isinstance(equation, Tensor) and operands and isinstance(operands[0], (list, tuple)):
+        equation, operands = _from_sublists((equation,) + operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
-        raise TypeError(f"einsum: the first argument must be the equation string, got {type(equation).__name__}")
+        raise TypeError(f"einsum: the first argument must be the equation string (or an operand followed by its "
+                        f"sublist), got {type(equation).__name__}")
     for i, operand in enumerate(operands):
         if not isinstance(operand, Tensor):
             raise TypeError(f"einsum: operand {i} is a {type(operand).__name__}, not a Tensor")
     inputs, output = _parse(equation, operands)
+    if len(set(output)) != len(output):
+        raise ValueError(f"einsum: the output subscripts {output!r} repeat a letter")
+    if any(len(set(subscripts)) != len(subscripts) for subscripts in inputs):
+        operands, inputs = zip(*(_diagonals(o, s) for o, s in zip(operands, inputs)))
     try:
         return Einsum.apply(*operands, inputs=tuple(inputs), output=output)
     except ValueError as error:

@@ -332,8 +332,7 @@ logical_or = _compare(np.logical_or, "logical_or")
 
 
 def logical_not(x):
-    if x.dtype.kind != "b":
-        raise TypeError(f"logical_not (~): expects a bool tensor, got {x.dtype}")
+    # a bool tensor: True where x is 0 (or False), for every dtype, as PyTorch's (NaN counts as nonzero)
     return Tensor._make(np.logical_not(x._array))
 
 

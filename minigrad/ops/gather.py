@@ -181,7 +181,7 @@ def _reduce_is_add(reduce, op):
         return False
     if reduce == "add":
         return True
-    raise ValueError(f"{op}: reduce={reduce!r} is not supported; minigrad has reduce='add' (or none)")
+    raise ValueError(f"{op}: reduce={reduce!r} is not supported; PyTorch's are 'add' and 'multiply' (or none)")
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None, op="scatter"):

@@ -334,7 +334,13 @@ def masked_fill(x, mask, value):
     return watch_versions(MaskedFill.apply(x, mask, scalar(value)), given_mask)
 
 
-def where(condition, input, other):
+def where(condition, input=None, other=None):
+    if input is None and other is None:  # torch.where(condition) is torch.nonzero(condition, as_tuple=True)
+        values = condition._array if isinstance(condition, Tensor) else np.asarray(condition)
+        found = np.nonzero(np.atleast_1d(values))  # (any dtype: its nonzero elements, as torch.nonzero)
+        return tuple(Tensor._make(d.astype(np.int64, copy=False)) for d in found)
+    if input is None or other is None:
+        raise TypeError("where: give condition, input and other (or the condition alone, for its indices)")
     given_condition, condition = condition, _bool_array(condition, "where")
     input, other = promote(input, other)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):

@@ -39,7 +39,8 @@ class Norm(Function, arrays=True):
         elif p == 1:
             out = summation.sum(np.abs(x), dims, keepdims=True)
         else:
-            out = summation.sum(np.abs(x) ** p, dims, keepdims=True) ** (1.0 / p)
+            with np.errstate(divide="ignore"):  # p < 0 with a zero entry: 0^p = inf, and the norm is 0
+                out = summation.sum(np.abs(x) ** p, dims, keepdims=True) ** (1.0 / p)
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         y = out if keepdim else np.squeeze(out, axis=dims)
         ctx.save_for_backward(x, y)
@@ -68,6 +69,9 @@ class Norm(Function, arrays=True):
         scale = np.where(zero, 0, grad / np.where(zero, 1, norm) ** (p - 1))
         if p == 2:
             return x * scale, None, None, None
+        if p < 1:  # |x_i|^(p-1) is infinite at x_i = 0, where PyTorch takes the derivative as 0 (a stand-in 1 again)
+            zero_entry = x == 0
+            return np.where(zero_entry, 0, np.sign(x) * np.abs(np.where(zero_entry, 1, x)) ** (p - 1) * scale), None, None, None
         return np.sign(x) * np.abs(x) ** (p - 1) * scale, None, None, None
 
 
@@ -80,7 +84,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
         p = 2
     elif isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported; minigrad has p='fro' and numbers (2, 1, inf, -inf, 0, ...)")
+        raise ValueError(f"norm: p={p!r} is not supported; minigrad has p='fro', 'nuc' (torch.norm) and numbers (2, 1, inf, -inf, 0, ...)")
     elif not isinstance(p, (int, float)) or isinstance(p, bool):
         raise TypeError(f"norm: p must be a number or 'fro', got {p!r}")
     dims = normalize_dims(dim, input.ndim, "norm")

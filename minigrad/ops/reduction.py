@@ -156,12 +156,16 @@ def _integers_as_int64(x, dtype, op):
 def sum(x, dim=None, keepdim=False, *, dtype=None):
     x = _integers_as_int64(x, dtype, "sum")
     out = Sum.apply(x, normalize_dims(dim, x.ndim, "sum"), keepdim)
+    if dtype is not None and out.dtype != x.dtype:  # (NumPy sums small integers in int64; dtype=int8 wraps, as PyTorch's)
+        out = out.to(x.dtype)
     return out if dim is None else named_node(out, "SumBackward1")  # PyTorch's names: sum(), sum(dim)
 
 
-def mean(x, dim=None, keepdim=False):
+def mean(x, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:  # PyTorch casts the input first: mean(ints, dtype=torch.float64) is allowed
+        x = x.to(dtype)
     if x.dtype.kind != "f":
-        raise TypeError(f"mean: expects a floating point tensor, got {x.dtype}")
+        raise TypeError(f"mean: expects a floating point tensor (or dtype= a floating point type), got {x.dtype}")
     out = Mean.apply(x, normalize_dims(dim, x.ndim, "mean"), keepdim)
     return out if dim is None else named_node(out, "MeanBackward1")
 

@@ -97,12 +97,19 @@ def repeat(input, *sizes):
     return Repeat.apply(input, sizes)
 
 
-def repeat_interleave(input, repeats, dim=None, *, output_size=None):
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element (or slice along dim) `repeats` times in place: [a, b] -> [a, a, b, b].
 
     Composed: it is index_select with the index [0, 0, 1, 1, ...], so its backward adds up the
-    gradients of the copies, as index_select's does.
+    gradients of the copies, as index_select's does. With input alone, input holds the repeats, of
+    0, 1, 2, ...: repeat_interleave(tensor([1, 0, 2])) is tensor([0, 2, 2]), as PyTorch's.
     """
+    if repeats is None:
+        if input.ndim != 1 or input.dtype.kind not in "iu":
+            raise TypeError(f"repeat_interleave: the repeats alone must be a 1-D integer tensor, got {input.dtype} "
+                            f"of shape {tuple(input.shape)}")
+        return repeat_interleave(Tensor._make(np.arange(input.shape[0], dtype=np.int64)), input,
+                                 output_size=output_size)
     if dim is None:
         input, d = input.reshape(-1), 0
     else:

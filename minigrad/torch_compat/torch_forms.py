@@ -93,7 +93,8 @@ INPLACE_FUNCTIONS = (
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return F.embedding(indices, weight, padding_idx=None if padding_idx < 0 else padding_idx)
+    return F.embedding(indices, weight, padding_idx=None if padding_idx < 0 else padding_idx,
+                       scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
 def dropout(input, p, train):
