@@ -200,7 +200,8 @@ class _Methods:
                     "the value)"
                 )
         recording = grad_mode._GradMode.enabled and (self.requires_grad or any(_needs_grad(o) for o in operands))
-        if array_op is not None and not recording and all(isinstance(o, (Tensor, *_NUMBERS)) for o in operands):
+        if (array_op is not None and not recording and function._forward_ad is None
+                and all(isinstance(o, (Tensor, *_NUMBERS)) for o in operands)):
             # Nothing to record (an optimizer step under no_grad, a buffer update): NumPy writes the
             # result straight into the storage, with no temporary tensor and no copy.
             values = [_plain_value(o) for o in operands]
@@ -222,6 +223,8 @@ class _Methods:
             source = self._read_from(old_base)._snapshot()  # (a copy: the storage is about to change)
         else:
             source = self._snapshot() if recording else self
+            if function._forward_ad is not None and source is not self:  # the old value keeps its tangents
+                function._forward_ad._carry(self, source)
         result = compute(source, *operands)
         if keep_category and _category(result.dtype) > _category(self.dtype):
             raise _category_error(op, result.dtype, self.dtype)
@@ -235,6 +238,8 @@ class _Methods:
             new_base = self._write_into_base(old_base, result)
         np.copyto(self._array, result._array, casting="unsafe")
         self._bump_version()
+        if function._forward_ad is not None:  # forward mode: this tensor's tangent is now the result's
+            function._forward_ad.take_tangent(self, result)
         if through_view:  # the base's history continues through the write; this view's follows (_rederive_history)
             self._base._take_history(old_base, new_base)
         elif recording:
