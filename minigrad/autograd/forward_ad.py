@@ -228,7 +228,7 @@ def _level_index(level, op):
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A view of `tensor` that carries `tangent` (same shape and dtype) at `level` (the innermost one)."""
+    """A view of `tensor` that carries `tangent` (same shape, a float dtype) at `level` (the innermost one)."""
     level = _level_index(level, "make_dual")
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
         raise TypeError(f"make_dual: expects two Tensors, got {type(tensor).__name__} and {type(tangent).__name__}")
@@ -238,8 +238,8 @@ def make_dual(tensor, tangent, *, level=None):
         raise RuntimeError(f"make_dual: Trying to set a forward gradient that has a different size than that of the "
                            f"original Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the "
                            f"given forward gradient is of size {list(tangent.shape)}.")
-    if tangent.dtype != tensor.dtype:
-        raise RuntimeError(f"make_dual: Expected tangent to have the dtype of the primal, {tensor.dtype}, got {tangent.dtype}")
+    if tangent.dtype.kind != "f":  # (another float dtype is kept as it is, as PyTorch does)
+        raise ValueError(f"make_dual: Expected tangent to be floating point, but got {tangent.dtype}")
     shown = _visible
     _show(level)  # the view keeps the tangents of the levels outside this one
     try:
