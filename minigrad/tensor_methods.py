@@ -224,7 +224,7 @@ class _Methods:
         else:
             source = self._snapshot() if recording else self
             if function._forward_ad is not None and source is not self:  # the old value keeps its tangents
-                function._forward_ad._carry(self, source)
+                function._forward_ad.carry_tangents(self, source)
         result = compute(source, *operands)
         if keep_category and _category(result.dtype) > _category(self.dtype):
             raise _category_error(op, result.dtype, self.dtype)

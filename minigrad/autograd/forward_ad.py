@@ -72,7 +72,7 @@ def _set_tangent(tensor, level, tangent):
                   tangent)
 
 
-def _carry(source, target):
+def carry_tangents(source, target):
     """Give `target` (a detached copy or view of `source`: the same values) source's tangents at every level."""
     for level in range(len(_levels)):
         tangent = tangent_of(source, level)

@@ -110,7 +110,7 @@ def _variables(args, nums, op):
                 raise RuntimeError(f"{op}: only floating point inputs can be differentiated, argument {a} has a "
                                    f"tensor of dtype {t.dtype}")
         # (a dual input keeps its tangents: jacfwd(jacrev(f)) carries them through the backward pass)
-        fresh = [t.view_as(t) if t.requires_grad else _forward_ad._carry(t, t.detach().requires_grad_())
+        fresh = [t.view_as(t) if t.requires_grad else _forward_ad.carry_tangents(t, t.detach().requires_grad_())
                  for t in leaves]
         args[a] = build(fresh)
         wrt.append(fresh)

@@ -168,7 +168,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
     if forward:  # forward over reverse: each input's tangent carried through the recorded backward
         def leaves_gradient(*xs):
-            return gradient(*(forward_ad._carry(x, x.detach().requires_grad_()) for x in xs))
+            return gradient(*(forward_ad.carry_tangents(x, x.detach().requires_grad_()) for x in xs))
 
         result = _forward_jacobian(leaves_gradient, inputs, create_graph, vectorize, "hessian")
         return result if in_tuple else result[0][0]
