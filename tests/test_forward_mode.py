@@ -298,3 +298,12 @@ def test_functional_jacobian_and_hessian_forward_mode_strategies():
     np.testing.assert_allclose(
         mg.autograd.functional.hessian(g, x, vectorize=True, outer_jacobian_strategy="forward-mode").numpy(),
         mg.autograd.functional.hessian(g, x).numpy(), rtol=1e-10)
+
+
+def test_gradcheck_forward_mode_on_a_whole_model_in_fast_mode():
+    """The whole-model form: tangents set on the parameters themselves, random directions."""
+    mg.manual_seed(0)
+    model = mg.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0, batch_first=True).double()
+    x = mg.tensor(np.random.default_rng(0).standard_normal((2, 3, 8)))
+    assert mg.gradcheck(lambda: model(x).pow(2).mean(), dict(model.named_parameters()), fast_mode=True,
+                        check_forward_ad=True)

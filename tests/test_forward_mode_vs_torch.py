@@ -179,3 +179,37 @@ def test_forward_over_reverse_hvp_equals_pytorchs():
         _, hv = lib.func.jvp(lib.func.grad(f), (lib.tensor(x0),), (lib.tensor(v0),))
         results.append(hv.numpy())
     np.testing.assert_allclose(*results, rtol=1e-10)
+
+
+# ---- each op of the op table (tests/test_op_table.py, written for both libraries): J v against PyTorch's ----
+import test_op_table  # noqa: E402
+
+OP_CASES = [c for c in test_op_table.CASES if c.grad and c.torch_grad]
+
+
+def _jvp_of(L, case, arrays, directions):
+    inputs = [L.tensor(a, dtype=L.float64) for a in arrays]
+    moving = [k for k in range(len(inputs)) if k not in case.constants]
+
+    def f(*xs):
+        full = list(inputs)
+        for k, x in zip(moving, xs):
+            full[k] = x
+        return case.fn(L, *full)
+
+    _, tangent = L.func.jvp(f, tuple(inputs[k] for k in moving), tuple(L.tensor(directions[k]) for k in moving))
+    return tangent.detach().numpy()
+
+
+@pytest.mark.parametrize("case", OP_CASES, ids=repr)
+def test_jvp_of_every_op_table_case_equals_pytorchs(case):
+    torch = pytest.importorskip("torch")
+    arrays = test_op_table._inputs(case, seed=4)
+    rng = np.random.default_rng(5)
+    directions = [rng.standard_normal(np.shape(a)) for a in arrays]
+    try:
+        theirs = _jvp_of(torch, case, arrays, directions)
+    except (RuntimeError, NotImplementedError) as error:  # PyTorch has no forward-mode formula for a few
+        pytest.skip(f"PyTorch's forward mode refuses {case.name}: {str(error).splitlines()[0][:120]}")
+    ours = _jvp_of(mg, case, arrays, directions)
+    np.testing.assert_allclose(ours, theirs, rtol=max(case.grad_rtol, 1e-9), atol=1e-10, equal_nan=True)
