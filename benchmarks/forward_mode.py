@@ -1,7 +1,7 @@
 """Forward mode against reverse mode: the same Jacobian by jacfwd (one forward pass per input element)
 and by jacrev (one backward pass per output element), on a self-attention block.
 
-    python benchmarks/forward_mode.py                 # the three cases below, 5 interleaved repeats
+    python benchmarks/forward_mode.py                 # the three cases below, best of 5 interleaved repeats
     python benchmarks/forward_mode.py --repeats 9 --tokens 16 --width 32
 
 The block: Y = LayerNorm(softmax(Q K^T / sqrt(d)) V + X), Q, K, V = X W_Q, X W_K, X W_V, X of shape
@@ -9,8 +9,9 @@ The block: Y = LayerNorm(softmax(Q K^T / sqrt(d)) V + X), Q, K, V = X W_Q, X W_K
     few inputs, many outputs    Y as a function of one token's embedding (width inputs, tokens*width outputs)
     many inputs, one output     a scalar loss of Y as a function of all of X
     square                      Y as a function of all of X (tokens*width of each)
-Each case computes both Jacobians, checks they agree (to 1e-10), and prints the median time of each
-over --repeats rounds (the two alternating within a round), the CPU model and the BLAS.
+Each case computes both Jacobians, checks they agree (to 1e-10), and prints the best time of each
+over --repeats rounds (the two alternating within a round: the best of several is what a loaded machine
+disturbs least), the CPU model and the BLAS.
 """
 import argparse
 import math
@@ -21,7 +22,7 @@ import numpy as np
 
 import minigrad as mg
 import minigrad.nn.functional as F
-from minigrad.func import jacfwd, jacrev
+from minigrad.func import jacfwd, jacrev, jvp
 
 
 def attention_block(x, w):
@@ -52,6 +53,27 @@ def timed(fn, arg):
     return time.perf_counter() - start, out
 
 
+def best_ms(fn, n=30):
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times) * 1e3
+
+
+def one_pass_costs(f, arg):
+    """The cost of one pass of each kind on the first case: the forward alone, forward with a tangent
+    (one column of jacfwd), forward and backward (one row of jacrev, plus its forward)."""
+    v = mg.ones(arg.shape, dtype=arg.dtype)
+    leaf = arg.detach().requires_grad_()
+
+    def forward_backward():
+        f(leaf).sum().backward()
+
+    return best_ms(lambda: f(arg)), best_ms(lambda: jvp(f, (arg,), (v,))), best_ms(forward_backward)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tokens", type=int, default=16)
@@ -62,7 +84,7 @@ def main():
                platform.processor()) if platform.system() == "Linux" else platform.processor()
     blas = np.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {}).get("name", "?")
     print(f"CPU: {cpu}; BLAS: {blas}; tokens {args.tokens}, width {args.width}, float64, "
-          f"median of {args.repeats} interleaved repeats")
+          f"best of {args.repeats} interleaved repeats")
     print(f"{'case':<26} {'inputs':>7} {'outputs':>8} {'jacfwd ms':>10} {'jacrev ms':>10} {'rev/fwd':>8}")
     for name, f, arg in cases(args.tokens, args.width):
         fwd_times, rev_times = [], []
@@ -73,8 +95,11 @@ def main():
             rev_times.append(t_rev)
         np.testing.assert_allclose(j_fwd.numpy(), j_rev.numpy(), rtol=1e-10, atol=1e-10)
         n_out = f(arg).numel()
-        fwd, rev = np.median(fwd_times) * 1e3, np.median(rev_times) * 1e3
+        fwd, rev = min(fwd_times) * 1e3, min(rev_times) * 1e3
         print(f"{name:<26} {arg.numel():>7} {n_out:>8} {fwd:>10.1f} {rev:>10.1f} {rev / fwd:>8.2f}")
+    forward, tangent, backward = one_pass_costs(*cases(args.tokens, args.width)[0][1:])
+    print(f"one pass (best of 30): forward {forward:.2f} ms, forward with a tangent (jvp) {tangent:.2f} ms, "
+          f"forward + backward {backward:.2f} ms")
 
 
 if __name__ == "__main__":
