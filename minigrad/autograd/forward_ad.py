@@ -22,6 +22,7 @@ tangent itself (the mixed second derivatives), never a tangent of a tangent at t
 PyTorch's, the public enter_dual_level refuses to nest; torch.func's transforms nest levels themselves.
 """
 import collections
+import sys
 import weakref
 
 from .. import function
@@ -35,7 +36,7 @@ def _show(n):
     """Let the ops that run next see the n outermost levels (Function.apply's one check: function._forward_ad)."""
     global _visible
     _visible = n
-    function._forward_ad = _this if n else None
+    function._forward_ad = sys.modules[__name__] if n else None  # this module, or None
 
 
 class _Table(dict):
@@ -79,10 +80,6 @@ def carry_tangents(source, target):
         if tangent is not None:
             _set_tangent(target, level, tangent)
     return target
-
-
-def has_tangent(tensor):
-    return isinstance(tensor, Tensor) and any(tangent_of(tensor, k) is not None for k in range(_visible))
 
 
 def _fitted(tangent, result, op):
@@ -270,9 +267,5 @@ def unpack_dual(tensor, *, level=None):
         _show(shown)
     return UnpackedDualTensor(primal, tangent)
 
-
-import sys as _sys  # noqa: E402  (the module object Function.apply calls while a level is entered)
-
-_this = _sys.modules[__name__]
 
 __all__ = ["dual_level", "make_dual", "unpack_dual", "UnpackedDualTensor", "enter_dual_level", "exit_dual_level"]
