@@ -234,12 +234,12 @@ class _Methods:
             )
         if recording and result.dtype != self.dtype:
             result = result.to(self.dtype)
+        if function._forward_ad is not None:  # forward mode: this tensor's tangent is now the result's
+            function._forward_ad.take_tangent(self, result, op)
         if through_view:  # (before the storage changes: the composition reads the base's old values)
             new_base = self._write_into_base(old_base, result)
         np.copyto(self._array, result._array, casting="unsafe")
         self._bump_version()
-        if function._forward_ad is not None:  # forward mode: this tensor's tangent is now the result's
-            function._forward_ad.take_tangent(self, result)
         if through_view:  # the base's history continues through the write; this view's follows (_rederive_history)
             self._base._take_history(old_base, new_base)
         elif recording:
@@ -524,7 +524,8 @@ class _Methods:
         """x[index] = value: in place, and recorded in the graph where one is needed (PyTorch's CopySlices)."""
         op = "__setitem__ (x[index] = value)"
         target, advanced = _ops.indexing.numpy_index(index, self.shape)
-        if grad_mode._GradMode.enabled and (self.requires_grad or _needs_grad(value)):
+        recording = grad_mode._GradMode.enabled and (self.requires_grad or _needs_grad(value))
+        if recording or function._forward_ad is not None:  # (forward mode: the write's tangent too)
             self._inplace_op(op, lambda t, v: _ops.indexing.setitem(t, target, advanced, v, index), value,
                              keep_category=False, check_shapes=False)
             return

@@ -307,3 +307,16 @@ def test_gradcheck_forward_mode_on_a_whole_model_in_fast_mode():
     x = mg.tensor(np.random.default_rng(0).standard_normal((2, 3, 8)))
     assert mg.gradcheck(lambda: model(x).pow(2).mean(), dict(model.named_parameters()), fast_mode=True,
                         check_forward_ad=True)
+
+
+def test_in_place_ops_carry_tangents_and_writes_through_views_are_refused():
+    x = mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(x, mg.ones(3, dtype=mg.float64))
+        y = dual.clone()
+        y.mul_(dual)  # y = x^2: dy = 2 x dx
+        y[0] = 5.0  # a constant there: tangent 0
+        np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.numpy(), [0.0, 4.0, 6.0])
+        with pytest.raises(NotImplementedError, match="in-place change of a view"):
+            y[1:].mul_(2)
+        np.testing.assert_allclose(y.numpy(), [5.0, 4.0, 9.0])  # refused before anything changed

@@ -130,9 +130,17 @@ def propagate(ctx, args, kwargs, result):
             _set_tangent(result, k, _fitted(tangent, result, op.__name__))
 
 
-def take_tangent(tensor, result):
-    """After an in-place op (tensor_methods._inplace_op): `tensor` now holds `result`'s values, and so its
-    tangents. (A view's base keeps its own tangent: in-place writes through views are not followed.)"""
+def take_tangent(tensor, result, op):
+    """Before an in-place op (tensor_methods._inplace_op) writes `result` into `tensor`: the tensor's tangents
+    become the result's. Through a view, the base's tangent would have to change too, which minigrad does
+    not follow: refused where a tangent is involved, rather than left silently stale."""
+    base = tensor._base
+    for k in range(_visible):
+        if base is not None and (tangent_of(result, k) is not None or tangent_of(base, k) is not None):
+            raise NotImplementedError(
+                f"{op}: an in-place change of a view (shape {tuple(tensor.shape)} of a tensor of shape "
+                f"{tuple(base.shape)}) where forward-mode tangents are involved is not supported by minigrad: its "
+                "base's tangent would not follow. Write it out of place (torch.where, torch.cat, x.clone())")
     for k in range(_visible):
         tangent = tangent_of(result, k)
         if tangent is not None:
