@@ -823,6 +823,95 @@ assert mg.gradcheck(penalty, dict(critic.named_parameters()))
 print(f"gradient penalty {value.item():.4f}; its gradient agrees with finite differences")
 
 # %% [markdown]
+# ## 11. The other half: forward mode
+#
+# Everything so far was reverse mode: one backward pass carries `G_output` back and gives the gradient
+# with respect to *every* input at once, `vᵀJ` for one output direction `v`. Forward mode runs the other
+# way: every value carries a tangent alongside, a direction `dx` it is being moved in, and each op
+# computes its output and the output's tangent `dy = f'(x) dx` in the same pass. One forward pass gives
+# `J dx`, the derivative of *every output* along one input direction. This is the dual-number picture:
+# `x + ε dx` with `ε² = 0`, so `f(x + ε dx) = f(x) + ε f'(x) dx`.
+#
+# Each op's tangent rule sits next to its backward in `minigrad/ops/`, and they are transposes of each
+# other: the matrix product's tangent is `dC = dA B + A dB`, its backward `G_A = G_C Bᵀ`, `G_B = Aᵀ G_C`;
+# for `sum` the tangent is the sum of the tangents and the backward broadcasts the gradient back (the
+# transpose of a sum is a copy); for `exp` both are "multiply by `y`" (a diagonal Jacobian is its own
+# transpose). `gradcheck(..., check_forward_ad=True)` checks every rule both against finite differences
+# and against that identity, `⟨w, J u⟩ = ⟨Jᵀ w, u⟩`.
+
+# %%
+import minigrad.autograd.forward_ad as fwAD
+from minigrad.func import jacfwd, jacrev, jvp
+
+x0 = mg.tensor([0.5, -0.3, 0.2], dtype=mg.float64)
+with fwAD.dual_level():
+    dual = fwAD.make_dual(x0, mg.tensor([1.0, 0.0, 0.0], dtype=mg.float64))  # move x_0 only
+    y = (dual * dual.exp()).softmax(dim=0)
+    value, tangent = fwAD.unpack_dual(y)
+print("y =", value.numpy().round(4), "  dy/dx_0 =", tangent.numpy().round(4))
+assert np.allclose(tangent.numpy(), jacrev(lambda t: (t * t.exp()).softmax(dim=0))(x0).numpy()[:, 0])
+assert abs(tangent.numpy().sum()) < 1e-12  # softmax's outputs sum to 1: their tangents sum to 0
+
+# %% [markdown]
+# The same Jacobian both ways, on one attention block. `jacfwd` builds it one *column* per forward
+# pass (one per input element), `jacrev` one *row* per backward pass (one per output element), so the
+# cheaper road is the one with fewer passes: forward mode when inputs are few and outputs many (here,
+# the block's whole output as a function of one token's embedding), reverse mode for a scalar loss of
+# many inputs (training). `benchmarks/forward_mode.py` measures the same three cases at a larger size
+# ([docs/forward_mode.md](../docs/forward_mode.md)).
+
+# %%
+import time
+
+tokens, width = 32, 4  # 4 inputs against 128 outputs, and 128 inputs against 1 output
+x_tokens = mg.tensor(rng.standard_normal((tokens, width)))
+w_qkv = mg.tensor(rng.standard_normal((3, width, width)) / math.sqrt(width))
+
+
+def block_of(x):
+    q, k, v = x @ w_qkv[0], x @ w_qkv[1], x @ w_qkv[2]
+    return F.layer_norm(attention(q, k, v)[0] + x, (width,))
+
+
+def block_of_token_0(row):  # few inputs (width), many outputs (tokens * width)
+    return block_of(mg.cat([row.unsqueeze(0), x_tokens[1:]]))
+
+
+def loss_of_tokens(x):  # many inputs (tokens * width), one output
+    return (block_of(x) ** 2).mean()
+
+
+def timed(transform, f, arg):
+    start = time.perf_counter()
+    jac = transform(f)(arg)
+    return jac, (time.perf_counter() - start) * 1e3
+
+
+for name, f, arg in [("one token -> all outputs", block_of_token_0, x_tokens[0].clone()),
+                     ("all tokens -> a scalar loss", loss_of_tokens, x_tokens.clone())]:
+    forward, ms_forward = timed(jacfwd, f, arg)
+    reverse, ms_reverse = timed(jacrev, f, arg)
+    assert np.allclose(forward.numpy(), reverse.numpy(), atol=1e-10)  # the same Jacobian
+    n_out = f(arg).numel()
+    print(f"{name:<28} {arg.numel():>3} forward passes: {ms_forward:7.1f} ms   "
+          f"{n_out:>3} backward passes: {ms_reverse:7.1f} ms")
+
+# %% [markdown]
+# Forward over reverse: the Hessian-vector product `H v` is the tangent of the gradient, one forward
+# pass carried through one backward pass (`torch.func.hessian` is `jacfwd(jacrev(f))` for this reason).
+
+# %%
+from minigrad.func import grad, hessian
+
+v_dir = mg.tensor(rng.standard_normal(width))
+_, hv = jvp(grad(lambda row: loss_of_tokens(mg.cat([row.unsqueeze(0), x_tokens[1:]]))),
+            (x_tokens[0].clone(),), (v_dir,))
+H = hessian(lambda row: loss_of_tokens(mg.cat([row.unsqueeze(0), x_tokens[1:]])))(x_tokens[0].clone())
+assert np.allclose(hv.numpy(), H.numpy() @ v_dir.numpy(), atol=1e-10)
+assert np.allclose(H.numpy(), H.numpy().T, atol=1e-10)  # a Hessian is symmetric
+print("H v by forward over reverse agrees with the full Hessian's product")
+
+# %% [markdown]
 # ## What to take away
 #
 # * Backward is the chain rule applied one op at a time: each op turns `G_output` into `G_input`
@@ -835,6 +924,9 @@ print(f"gradient penalty {value.item():.4f}; its gradient agrees with finite dif
 #   says *which op* is wrong.
 # * A backward pass is made of ops too: with `create_graph=True` it is recorded, and differentiating it
 #   gives Hessians, Hessian-vector products in two passes, and gradient penalties.
+# * Forward mode carries a tangent with every value: one pass gives `J v`, a column where reverse mode
+#   gives a row. Fewer inputs than outputs: forward is cheaper; a scalar loss: reverse. Each op's
+#   tangent rule and backward formula are transposes of each other.
 #
 # Things to try (the asserts will tell you which claims stop holding): remove the `1/√d_k` in
 # `attention` and rerun sections 3 to 5; plant a different mistake in section 7, say a softmax backward

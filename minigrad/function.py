@@ -62,6 +62,10 @@ from .tensor import _ONE_OF_SEVERAL, Tensor
 # None otherwise, which costs one check per op.
 _anomaly = None
 
+# Set by minigrad.autograd.forward_ad while a dual level is entered (that module: propagate, which gives the
+# output its tangent by the op's jvp rule); None otherwise, which costs one check per op.
+_forward_ad = None
+
 # Set by minigrad.viz while it records a forward pass (which module each op ran in, and for gradient
 # blame the op's inputs); None otherwise, so recording costs one check per recorded op when it is off.
 _recorder = None
@@ -282,6 +286,8 @@ class Function:
             result._requires_grad = True
             if saved_tensors_hooks_stack and ctx.saved_tensors:
                 ctx.pack_saved(args, result, *saved_tensors_hooks_stack[-1])
+        if _forward_ad is not None:  # forward mode: the output's tangent (minigrad/autograd/forward_ad.py)
+            _forward_ad.propagate(ctx, args, kwargs, result)
         return result
 
     def release(self):
@@ -526,10 +532,11 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
     def save_for_forward(self, *tensors):
-        raise NotImplementedError(
-            "save_for_forward: forward-mode AD is not supported: minigrad has reverse mode only (a Function's "
-            "jvp staticmethod is never called); save what backward needs with save_for_backward"
-        )
+        """Tensors your jvp staticmethod reads (forward mode): ctx.saved_tensors there gives them back."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_forward: only Tensors (or None) can be saved, got {type(t).__name__}")
+        self._saved_for_forward = tensors
 
     def mark_dirty(self, *tensors):
         """Inputs that forward changed in place (and returns): each comes out as the same tensor, its
@@ -637,6 +644,8 @@ def _apply_in_pytorch_form(cls, args, kwargs):
             pack, unpack = saved_tensors_hooks_stack[-1]
             ctx._packed = tuple(None if t is None else (pack(t), unpack) for t in ctx._saved)
             ctx._saved = (None,) * len(ctx._saved)  # kept by the hooks now (their versions stay checked)
+    if _forward_ad is not None:  # forward mode: the outputs' tangents, from your jvp staticmethod
+        _forward_ad.propagate_custom(cls, ctx, args, outputs)
     return tuple(outputs) if isinstance(output, tuple) else outputs[0]
 
 

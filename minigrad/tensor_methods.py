@@ -199,7 +199,8 @@ class _Methods:
                     "the value)"
                 )
         recording = grad_mode._GradMode.enabled and (self.requires_grad or any(_needs_grad(o) for o in operands))
-        if array_op is not None and not recording and all(isinstance(o, (Tensor, *_NUMBERS)) for o in operands):
+        if (array_op is not None and not recording and function._forward_ad is None
+                and all(isinstance(o, (Tensor, *_NUMBERS)) for o in operands)):
             # Nothing to record (an optimizer step under no_grad, a buffer update): NumPy writes the
             # result straight into the storage, with no temporary tensor and no copy.
             values = [_plain_value(o) for o in operands]
@@ -221,6 +222,8 @@ class _Methods:
             source = self._read_from(old_base)._snapshot()  # (a copy: the storage is about to change)
         else:
             source = self._snapshot() if recording else self
+            if function._forward_ad is not None and source is not self:  # the old value keeps its tangents
+                function._forward_ad.carry_tangents(self, source)
         result = compute(source, *operands)
         if keep_category and _category(result.dtype) > _category(self.dtype):
             raise _category_error(op, result.dtype, self.dtype)
@@ -230,6 +233,8 @@ class _Methods:
             )
         if recording and result.dtype != self.dtype:
             result = result.to(self.dtype)
+        if function._forward_ad is not None:  # forward mode: this tensor's tangent is now the result's
+            function._forward_ad.take_tangent(self, result, op)
         if through_view:  # (before the storage changes: the composition reads the base's old values)
             new_base = self._write_into_base(old_base, result)
         np.copyto(self._array, result._array, casting="unsafe")
@@ -535,7 +540,8 @@ class _Methods:
         """x[index] = value: in place, and recorded in the graph where one is needed (PyTorch's CopySlices)."""
         op = "__setitem__ (x[index] = value)"
         target, advanced = _ops.indexing.numpy_index(index, self.shape)
-        if grad_mode._GradMode.enabled and (self.requires_grad or _needs_grad(value)):
+        recording = grad_mode._GradMode.enabled and (self.requires_grad or _needs_grad(value))
+        if recording or function._forward_ad is not None:  # (forward mode: the write's tangent too)
             self._inplace_op(op, lambda t, v: _ops.indexing.setitem(t, target, advanced, v, index), value,
                              keep_category=False, check_shapes=False)
             return

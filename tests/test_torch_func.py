@@ -116,10 +116,14 @@ def test_torch_func_is_importable_by_pytorchs_path(monkeypatch):
     monkeypatch.delitem(sys.modules, "torch.func", raising=False)
 
 
-@pytest.mark.parametrize("name", ["jvp", "jacfwd", "linearize"])
-def test_forward_mode_is_refused_with_a_clear_error(name):
-    with pytest.raises(NotImplementedError, match="reverse mode only"):
-        getattr(mg.func, name)(mg.sin, (mg.ones(2),), (mg.ones(2),))
-    with pytest.raises(NotImplementedError, match="reverse mode only"):
-        with mg.autograd.forward_ad.dual_level():
-            pass
+def test_forward_mode_transforms_run_by_pytorchs_path(monkeypatch):
+    """torch.func.jvp / jacfwd / linearize exist (tests/test_forward_mode.py checks their values)."""
+    monkeypatch.setitem(sys.modules, "torch", mg)
+    monkeypatch.delitem(sys.modules, "torch.func", raising=False)
+    from torch.func import jacfwd, jvp, linearize
+
+    x = mg.tensor([0.0, 1.0])
+    assert jvp(mg.sin, (x,), (mg.ones(2),))[1].tolist() == pytest.approx([1.0, np.cos(1.0)])
+    assert jacfwd(mg.sin)(x).numpy() == pytest.approx(np.diag(np.cos([0.0, 1.0])))
+    assert linearize(mg.sin, x)[1](mg.ones(2)).tolist() == pytest.approx([1.0, np.cos(1.0)])
+    monkeypatch.delitem(sys.modules, "torch.func", raising=False)

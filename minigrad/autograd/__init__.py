@@ -7,8 +7,9 @@
     gradgradcheck   the same for second derivatives
     functional  jacobian, hessian, vjp, jvp, hvp, vhp of a whole function
     graph       saved_tensors_hooks, save_on_cpu: hooks on what ops save for backward
-    func        torch.func's transforms (grad, vjp, jacrev, hessian, vmap, functional_call), as minigrad.func
-    forward_ad  forward mode: out of scope, each name raises NotImplementedError
+    func        torch.func's transforms (grad, vjp, jacrev, jvp, jacfwd, linearize, hessian, vmap,
+                functional_call), as minigrad.func
+    forward_ad  forward mode: dual tensors (dual_level, make_dual, unpack_dual); each op's tangent rule
 
 The primitive ops in minigrad/ops/ are written one level down, on NumPy arrays
 (`minigrad.function.Function`); see function.py here for how the two levels meet.
@@ -19,7 +20,7 @@ from ..grad_mode import enable_grad, is_grad_enabled, no_grad
 from .function import Function, FunctionCtx, once_differentiable
 from . import functional  # jacobian, hessian, vjp, jvp, hvp, vhp
 from . import graph  # saved_tensors_hooks, save_on_cpu
-from . import forward_ad  # forward mode: refused, with a clear error
+from . import forward_ad  # forward mode: dual tensors
 from . import func  # torch.func (minigrad.func): grad, vjp, jacrev, hessian, vmap, functional_call
 from .backprop import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck

@@ -9,7 +9,10 @@
     grad_and_value(f, ...)                     (df/dx, f(x))
     vjp(f, *primals, has_aux=False)            (f(x), vjp_fn): vjp_fn(v) = v^T J, one entry per primal
     jacrev(f, argnums=0, has_aux=False)        J, one backward pass per output element
-    hessian(f, argnums=0)                      jacrev(jacrev(f))
+    jvp(f, primals, tangents)                  (f(x), J v): one forward pass carrying tangents (forward mode)
+    jacfwd(f, argnums=0, has_aux=False)        J, one forward pass per input element
+    linearize(f, *primals)                     (f(x), jvp_fn): jvp_fn(v) = J v at x
+    hessian(f, argnums=0)                      jacfwd(jacrev(f)): forward over reverse
     vmap(f, in_dims=0, out_dims=0, randomness="error")   f mapped over a dim of its inputs
     functional_call(module, params, args, kwargs)        module run with other parameters/buffers
 
@@ -26,15 +29,18 @@ inside f) give each sample its own draws, "same" replays one draw for every samp
 A Function used inside these transforms needs nothing extra: `generate_vmap_rule = True` and a `vmap`
 staticmethod are accepted and not needed, since the loop runs its forward once per sample.
 
-Forward mode (jvp, jacfwd, linearize) is out of scope: minigrad has reverse mode only. They raise
-NotImplementedError; torch.autograd.functional.jvp gives J v by two reverse passes.
+Forward mode (jvp, jacfwd, linearize) enters a dual level of minigrad/autograd/forward_ad.py of its
+own, so the transforms nest: jacfwd(jacrev(f)) carries tangents through a recorded backward pass.
 """
 import contextlib
+
+import numpy as np
 
 from .. import grad_mode
 from .. import ops as _ops
 from .. import random as _random
 from ..tensor import Tensor
+from . import forward_ad as _forward_ad
 from .backprop import grad as _grad
 
 # How many transforms are running around the current call: inside one, gradients are recorded
@@ -103,7 +109,9 @@ def _variables(args, nums, op):
             if t.dtype.kind != "f":
                 raise RuntimeError(f"{op}: only floating point inputs can be differentiated, argument {a} has a "
                                    f"tensor of dtype {t.dtype}")
-        fresh = [t.view_as(t) if t.requires_grad else t.detach().requires_grad_() for t in leaves]
+        # (a dual input keeps its tangents: jacfwd(jacrev(f)) carries them through the backward pass)
+        fresh = [t.view_as(t) if t.requires_grad else _forward_ad.carry_tangents(t, t.detach().requires_grad_())
+                 for t in leaves]
         args[a] = build(fresh)
         wrt.append(fresh)
         builds.append(build)
@@ -122,7 +130,7 @@ def _output(out, has_aux, op):
 def _recording(args):
     """Whether a transform records its gradients: inside another transform, or where an input is in a
     graph of the caller's (its result can then be differentiated with backward(), as PyTorch's)."""
-    return _depth > 0 or (grad_mode.is_grad_enabled() and any(t.requires_grad for t in _flatten(list(args))[0]))
+    return _depth > 0 or bool(_forward_ad._levels) or (grad_mode.is_grad_enabled() and any(t.requires_grad for t in _flatten(list(args))[0]))
 
 
 def _finished(value, record):
@@ -250,8 +258,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 def hessian(func, argnums=0):
     """A function returning the Hessian of func (one output element) with respect to the argument at
-    argnums: jacrev(jacrev(func)) (PyTorch computes the outer one in forward mode, jacfwd)."""
-    return jacrev(jacrev(func, argnums), argnums)
+    argnums: jacfwd(jacrev(func)), as PyTorch: forward mode over reverse mode, one forward pass (carrying
+    a tangent through the recorded backward) per input element."""
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 # ---- vmap -------------------------------------------------------------------------------------------
@@ -384,20 +393,108 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
             table[attr] = old
 
 
-# ---- forward mode: out of scope ---------------------------------------------------------------------
-def _forward_mode(name):
-    def refuse(*args, **kwargs):
-        raise NotImplementedError(
-            f"torch.func.{name}: forward-mode AD is not supported: minigrad has reverse mode only. For J v use "
-            "torch.autograd.functional.jvp (two reverse passes); for a Jacobian, torch.func.jacrev"
-        )
-    refuse.__name__ = name
-    return refuse
+# ---- forward mode: jvp, jacfwd, linearize (minigrad/autograd/forward_ad.py) -------------------------
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """(func(*primals), J tangents): one forward pass that carries the tangents with the values (with
+    has_aux, and func's aux last). primals and tangents: tuples of tensors of the same shapes."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples of tensors, got "
+                           f"{type(primals).__name__} and {type(tangents).__name__}")
+    flat_p, build = _flatten(list(primals))
+    flat_t, _ = _flatten(list(tangents))
+    if len(flat_p) != len(flat_t):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same structure, "
+                           f"got {len(flat_p)} and {len(flat_t)} tensors")
+    for p, t in zip(flat_p, flat_t):
+        if p.shape != t.shape:
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same shape, got "
+                               f"{tuple(p.shape)} and {tuple(t.shape)}")
+    record = _recording(primals) or _recording(tangents)
+    with _transform():
+        level = _forward_ad._push_level()
+        try:
+            duals = [_forward_ad.make_dual(p, t.to(p.dtype), level=level) for p, t in zip(flat_p, flat_t)]
+            out, aux = _output(func(*build(duals)), has_aux, "jvp")
+            outs, build_out = _flatten(out)
+            if not outs:
+                raise RuntimeError(f"jvp(f, primals, tangents): Expected f to return tensors, got {type(out).__name__}")
+            values, slopes = [], []
+            for o in outs:
+                primal, tangent = _forward_ad.unpack_dual(o, level=level)
+                values.append(primal)
+                slopes.append(tangent if tangent is not None else Tensor._make(o._array * 0))
+        finally:
+            _forward_ad._pop_level(level)
+    results = (_finished(build_out(values), record), _finished(build_out(slopes), record))
+    return results + (_finished(aux, record),) if has_aux else results
 
 
-jvp = _forward_mode("jvp")
-jacfwd = _forward_mode("jacfwd")
-linearize = _forward_mode("linearize")
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """A function returning the Jacobian of func with respect to the argument(s) at argnums, of shape
+    output.shape + input.shape, by one forward pass per input element (forward mode): the cheaper road
+    where inputs are few and outputs many (jacrev: one backward pass per output element)."""
 
-__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "hessian", "vmap", "functional_call", "jvp", "jacfwd",
+    def wrapper(*args, **kwargs):
+        many, nums = _argnums(argnums, len(args), "jacfwd")
+        wrt = [_flatten(args[a]) for a in nums]
+        for a, (leaves, _) in zip(nums, wrt):
+            if not leaves:
+                raise RuntimeError(f"jacfwd: argument {a} has no tensor to differentiate with respect to")
+            for t in leaves:
+                if t.dtype.kind != "f":
+                    raise RuntimeError(f"jacfwd: only floating point inputs can be differentiated, argument {a} has a "
+                                       f"tensor of dtype {t.dtype}")
+        flat = [t for leaves, _ in wrt for t in leaves]
+
+        def at(tangents):  # f with the differentiated arguments as they are, their tangents given
+            def f(*inputs):
+                new_args, start = list(args), 0
+                for a, (leaves, build) in zip(nums, wrt):
+                    new_args[a] = build(list(inputs[start:start + len(leaves)]))
+                    start += len(leaves)
+                return func(*new_args, **kwargs)
+            return jvp(f, tuple(flat), tuple(tangents), has_aux=has_aux)
+
+        columns, value, aux = [], None, None  # one column per input element: J e_i
+        for j, t in enumerate(flat):
+            for i in range(t.numel()):
+                basis = [Tensor._make(np.zeros(s.shape, s.dtype)) for s in flat]
+                basis[j]._array.reshape(-1)[i] = 1
+                result = at(basis)
+                value, slopes, aux = result if has_aux else (*result, None)
+                columns.append((j, slopes))
+        if value is None:  # no input element at all: f once, for the output's shapes
+            result = at([Tensor._make(np.zeros(s.shape, s.dtype)) for s in flat])
+            value, _, aux = result if has_aux else (*result, None)
+        outs, build_out = _flatten(value)
+        per_output = []
+        for k, o in enumerate(outs):
+            jac = []
+            for j, t in enumerate(flat):
+                cols = [_flatten(slopes)[0][k].reshape(-1) for jj, slopes in columns if jj == j]
+                stacked = (_ops.stack(cols, -1) if cols else Tensor._make(np.zeros((o.numel(), 0), o.dtype)))
+                jac.append(stacked.reshape(*o.shape, *t.shape))
+            per_arg, start = [], 0
+            for leaves, build in wrt:
+                per_arg.append(build(jac[start:start + len(leaves)]))
+                start += len(leaves)
+            per_output.append(tuple(per_arg) if many else per_arg[0])
+        result = build_out(per_output)
+        return (result, aux) if has_aux else result
+
+    return wrapper
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) gives J tangents at these primals. (PyTorch traces f
+    once; here jvp_fn runs the forward pass again with the new tangents, the same values.)"""
+    out = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+
+    return _finished(out, _recording(primals)), jvp_fn
+
+
+__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call", "jvp",
            "linearize"]

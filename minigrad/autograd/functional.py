@@ -2,10 +2,12 @@
 
     vjp(f, x, v)       v^T J        one backward pass
     jvp(f, x, v)       J v          two backward passes (below)
-    jacobian(f, x)     J            one backward pass per output element
+    jacobian(f, x)     J            one backward pass per output element (strategy="forward-mode",
+                                    vectorize=True: one forward pass per input element, torch.func.jacfwd)
     vhp(f, x, v)       v^T H        a backward pass through a backward pass
     hvp(f, x, v)       H v          the same (H is symmetric); two passes
-    hessian(f, x)      H            the jacobian of the gradient
+    hessian(f, x)      H            the jacobian of the gradient (outer_jacobian_strategy="forward-mode":
+                                    forward over reverse)
 
 `inputs` is a Tensor or a tuple of Tensors; results follow its form (a tuple for a tuple). The
 function is called on fresh leaves holding the inputs' values, so the caller's tensors and their .grad
@@ -13,13 +15,15 @@ are untouched; with create_graph=True the leaves stay connected to the inputs (a
 differentiated further), otherwise every result comes back detached. An output that does not depend
 on an input gets a zero derivative, or with strict=True an error naming the input.
 
-jvp has no forward mode to run on: it uses the double-backward trick. g(u) = u^T J is linear in u,
+jvp and hvp use the double-backward trick, as PyTorch's do (torch.func.jvp is the forward-mode road). g(u) = u^T J is linear in u,
 so the vjp of g with respect to u, taken with v, is (d g / d u)^T v = J v.
 """
 import numpy as np
 
 from .. import grad_mode
 from ..tensor import Tensor
+from . import forward_ad
+from . import func as func_transforms
 from .backprop import grad as _grad
 
 
@@ -116,6 +120,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
              _of="the output of the user-provided function"):
     """d func / d inputs, as torch.autograd.functional.jacobian: for one output and one input a Tensor of
     shape output.shape + input.shape; a tuple per input and/or per output where those are tuples."""
+    if strategy == "forward-mode":
+        return _forward_jacobian(func, inputs, create_graph, vectorize)
     _refuse(vectorize, strategy, "strategy", "jacobian")
     in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     leaves = _leaves(inputs, create_graph)
@@ -147,7 +153,9 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     """The matrix of second derivatives of a function with one output element, as
     torch.autograd.functional.hessian: shape input.shape + input.shape (tuples of tuples for a tuple of
     inputs): the jacobian of the gradient."""
-    _refuse(vectorize, outer_jacobian_strategy, "outer_jacobian_strategy", "hessian")
+    forward = outer_jacobian_strategy == "forward-mode"
+    if not forward:
+        _refuse(vectorize, outer_jacobian_strategy, "outer_jacobian_strategy", "hessian")
     in_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
 
     def gradient(*xs):
@@ -158,6 +166,12 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         return _derivatives(outs, xs, (Tensor._make(np.ones(outs[0].shape, outs[0].dtype)),), True, strict,
                             "hessian", "input")
 
+    if forward:  # forward over reverse: each input's tangent carried through the recorded backward
+        def leaves_gradient(*xs):
+            return gradient(*(forward_ad.carry_tangents(x, x.detach().requires_grad_()) for x in xs))
+
+        result = _forward_jacobian(leaves_gradient, inputs, create_graph, vectorize, "hessian")
+        return result if in_tuple else result[0][0]
     result = jacobian(gradient, inputs, create_graph=create_graph, strict=strict,
                       _of="the gradient of the user-provided function")
     # jacobian of a tuple-valued gradient: a tuple (per gradient) of tuples (per input)
@@ -193,6 +207,21 @@ def _hessian_product(func, inputs, v, create_graph, strict, op):
 
 def _shape(values, as_tuple):
     return tuple(values) if as_tuple else values[0]
+
+
+def _forward_jacobian(func, inputs, create_graph, vectorize, op="jacobian"):
+    """jacobian(..., strategy="forward-mode"): torch.func.jacfwd over every input, one forward pass per input
+    element. PyTorch asks for vectorize=True with it (minigrad's jacfwd is a loop: the values are the same)."""
+    if not vectorize:
+        raise ValueError(f"{op}: `strategy=\"forward-mode\"` (or outer_jacobian_strategy) requires `vectorize=True`, as "
+                         "in PyTorch")
+    in_tuple, inputs = _as_tuple(inputs, "inputs", op)
+    jac = func_transforms.jacfwd(lambda *xs: func(*xs), argnums=tuple(range(len(inputs))))(*inputs)
+    if not create_graph:
+        jac = func_transforms._finished(jac, False)
+    if isinstance(jac, tuple) and jac and isinstance(jac[0], tuple):  # a tuple of outputs
+        return tuple(j if in_tuple else j[0] for j in jac)
+    return jac if in_tuple else jac[0]
 
 
 def _refuse(vectorize, strategy, name, op):

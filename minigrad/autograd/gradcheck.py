@@ -23,11 +23,12 @@ import numpy as np
 from ..function import CustomFunctionNode
 from ..grad_mode import enable_grad
 from ..tensor import Tensor
+from . import forward_ad
 from .backprop import grad as autograd_grad
 
-# PyTorch checks these too; minigrad has no forward-mode AD or sparse/complex tensors, so they must
+# PyTorch checks these too; minigrad has no batched forward grads or sparse/complex tensors, so they must
 # stay at the value that turns them off.
-_UNSUPPORTED = dict(check_batched_forward_grad=False, check_forward_ad=False, masked=None)
+_UNSUPPORTED = dict(check_batched_forward_grad=False, masked=None)
 
 
 class GradcheckError(RuntimeError):
@@ -55,17 +56,16 @@ def gradcheck(fn, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=Tru
     n_directions, n_samples, seed:  fast mode's random directions per input and sampled elements.
     Returns True; on a mismatch raises GradcheckError (or returns False if raise_exception=False).
     """
-    given = dict(check_batched_forward_grad=check_batched_forward_grad, check_forward_ad=check_forward_ad,
-                 masked=masked)
+    given = dict(check_batched_forward_grad=check_batched_forward_grad, masked=masked)
     for name, off in _UNSUPPORTED.items():
         if given[name] != off:
             raise NotImplementedError(f"gradcheck: {name}={given[name]!r} is not supported by minigrad")
-    if not check_backward_ad:
+    if not (check_backward_ad or check_forward_ad):
         return True  # nothing else is left to check, as in PyTorch
     if isinstance(inputs, dict):
         _check_takes_no_arguments(fn, inputs)
     failures = _failures(fn, inputs, eps, atol, rtol, fast_mode, n_directions, n_samples, seed, "gradient",
-                         check_batched_grad)
+                         check_batched_grad, check_backward_ad, check_forward_ad)
     if failures:
         message = failures[0] + (f"\n  ... and {len(failures) - 1} more mismatches" if len(failures) > 1 else "")
         if raise_exception:
@@ -89,7 +89,8 @@ def _check_takes_no_arguments(fn, inputs):
         pass
 
 
-def _failures(fn, inputs, eps, atol, rtol, fast_mode, n_directions, n_samples, seed, what, check_batched_grad=False):
+def _failures(fn, inputs, eps, atol, rtol, fast_mode, n_directions, n_samples, seed, what, check_batched_grad=False,
+              check_backward_ad=True, check_forward_ad=False):
     """The mismatches, one line each: the checks of gradcheck, shared with gradgradcheck."""
     names, values = _name_inputs(inputs)
     if isinstance(inputs, dict):
@@ -116,9 +117,12 @@ def _failures(fn, inputs, eps, atol, rtol, fast_mode, n_directions, n_samples, s
         def loss():  # with grad mode as it is: fn may take gradients itself (a gradient penalty)
             return _weighted_sum(fn(*values), weights)
 
-        analytic = _analytic_grads(fn, values, checked, weights)
+        analytic = _analytic_grads(fn, values, checked, weights) if check_backward_ad else None
         failures = []
-        for (name, t), grad in zip(checked, analytic):
+        if check_forward_ad:
+            failures += _check_forward_ad(fn, values, checked, weights, analytic, eps, atol, rtol, fast_mode, rng,
+                                          n_directions)
+        for (name, t), grad in zip(checked, analytic or ()):
             if fast_mode:
                 failures += _check_directions(name, t, grad, loss, eps, atol, rtol, rng, n_directions, what)
                 elements = rng.choice(t._array.size, size=min(n_samples, t._array.size), replace=False)
@@ -317,6 +321,58 @@ def _check_batched_grad(fn, values, checked, rng, atol, rtol, batch=3):
             if not np.all(difference <= atol + rtol * np.abs(g_alone._array)):
                 failures.append(f"{name} (shape {tuple(t.shape)}): the gradient for batched output gradient {b} differs from "
                                 f"the one computed alone by up to {difference.max():.3g} (check_batched_grad)")
+    return failures
+
+
+def _check_forward_ad(fn, values, checked, weights, analytic, eps, atol, rtol, fast_mode, rng, n_directions):
+    """check_forward_ad: forward mode's J u, for u each basis vector of each input (fast mode: random
+    directions), against central differences of every output element along u, (F(x + eps u) - F(x - eps u)) / 2 eps;
+    and, where reverse mode was checked too, its weighted sum <w, J u> against the reverse-mode gradient's
+    <J^T w, u>: the tangent rules and the backward formulas must be each other's transpose."""
+    failures = []
+    for index, (name, t) in enumerate(checked):
+        if fast_mode:
+            directions = []
+            for k in range(n_directions):
+                u = rng.standard_normal(t.shape)
+                directions.append((f"random direction {k}", u / (np.linalg.norm(u) or 1.0)))
+        else:
+            directions = []
+            for i in range(t._array.size):
+                u = np.zeros(t.shape)
+                u[np.unravel_index(i, t.shape)] = 1.0
+                directions.append((f"element {tuple(int(k) for k in np.unravel_index(i, t.shape))}", u))
+        for where, u in directions:
+            level = forward_ad._push_level()
+            try:
+                forward_ad._set_tangent(t, level, Tensor._make(u.astype(t.dtype)))
+                outs = _as_outputs(fn(*values))
+                tangents = [forward_ad.tangent_of(o, level) for o in outs]
+            finally:
+                forward_ad._pop_level(level)
+            original = t._array.copy()
+            t._array[...] = original + eps * u
+            plus = [o._array.astype(np.float64) for o in _as_outputs(fn(*values))]
+            t._array[...] = original - eps * u
+            minus = [o._array.astype(np.float64) for o in _as_outputs(fn(*values))]
+            t._array[...] = original
+            found = []
+            for k, (tangent, p, m) in enumerate(zip(tangents, plus, minus)):
+                numeric = (p - m) / (2 * eps)
+                value = np.zeros(numeric.shape) if tangent is None else tangent._array.astype(np.float64)
+                bad = ~(np.abs(value - numeric) <= atol + rtol * np.abs(numeric))
+                if bad.any():
+                    at = tuple(int(j) for j in np.argwhere(bad)[0])
+                    found.append(f"{name} (shape {tuple(t.shape)}), {where}: forward-mode tangent of output #{k} at "
+                                 f"{at} is {value[at]:.10g}, numeric {numeric[at]:.10g} (check_forward_ad)")
+            if not found and analytic is not None:
+                forward = sum(float(np.sum(w * (0 if tg is None else tg._array))) for w, tg in zip(weights, tangents))
+                reverse = float(np.sum(analytic[index] * u))
+                if not abs(forward - reverse) <= atol + rtol * abs(reverse):
+                    found.append(f"{name} (shape {tuple(t.shape)}), {where}: forward mode's <w, J u> = {forward:.10g} but "
+                                 f"reverse mode's <J^T w, u> = {reverse:.10g}: the tangent rule is not the transpose of "
+                                 "the backward formula (check_forward_ad)")
+            failures += found
     return failures
 
 

@@ -6,7 +6,7 @@ Saving the mask as bools (1 byte an element) rather than as floats keeps the gra
 import numpy as np
 
 from .. import random as _random
-from .util import require_floating
+from .util import linear_jvp, require_floating
 
 from ..function import Function
 
@@ -29,6 +29,8 @@ class Dropout(Function, arrays=True):
         # dy/dx = keep / (1 - p): dropped elements get no gradient, kept ones are scaled
         (keep,) = ctx.saved_tensors
         return grad * keep * ctx.scale, None, None
+
+    jvp = staticmethod(linear_jvp)  # linear: d(x keep / (1 - p)) = dx keep / (1 - p), the forward on the tangent
 
 
 def dropout(input, p=0.5, training=True):

@@ -22,6 +22,7 @@ from ..tensor import Tensor
 from .indexing import getitem
 from .precision import lower_precision
 from .shape import expand, permute
+from .util import tangent_sum
 
 
 class Einsum(Function, arrays=True):
@@ -49,6 +50,14 @@ class Einsum(Function, arrays=True):
                 partial = np.broadcast_to(partial, np.broadcast_shapes(partial.shape, operand.shape))
             grads.append(partial)
         return tuple(grads)
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        # d einsum(a, b, ...) = einsum(da, b, ...) + einsum(a, db, ...) + ...  (linear in each)
+        operands = ctx.primals
+        kwargs = ctx.primal_kwargs
+        return tangent_sum(*(None if t is None else Einsum.apply(*operands[:k], t, *operands[k + 1:], **kwargs)
+                             for k, t in enumerate(tangents)))
 
 
 

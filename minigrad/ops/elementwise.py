@@ -9,7 +9,7 @@ from .. import dtype as _dtype
 from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor
-from .util import promote, result_dtype, shape_of
+from .util import linear_jvp, promote, result_dtype, shape_of, tangent_sum
 
 
 def _broadcast_error(op, a, b):
@@ -33,6 +33,11 @@ class Add(Function, arrays=True):
         # d(a + b)/da = 1, d(a + b)/db = 1
         return grad, grad
 
+    @staticmethod
+    def jvp(ctx, da, db):
+        # d(a + b) = da + db  (a number operand is a constant: no term)
+        return tangent_sum(da, db)
+
 
 class Sub(Function, arrays=True):
     @staticmethod
@@ -47,6 +52,11 @@ class Sub(Function, arrays=True):
     def backward(ctx, grad):
         # d(a - b)/da = 1, d(a - b)/db = -1
         return grad, -grad
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        # d(a - b) = da - db
+        return tangent_sum(da, None if db is None else -db)
 
 
 class Mul(Function, arrays=True):
@@ -66,6 +76,12 @@ class Mul(Function, arrays=True):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         return (grad * b if need_a else None), (grad * a if need_b else None)
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        # d(a b) = da b + a db
+        a, b = ctx.primals
+        return tangent_sum(None if da is None else da * b, None if db is None else a * db)
 
 
 class Div(Function, arrays=True):
@@ -87,6 +103,12 @@ class Div(Function, arrays=True):
         grad_a = grad / b if need_a else None
         grad_b = -grad * a / (b * b) if need_b else None
         return grad_a, grad_b
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        # d(a / b) = da / b - a db / b^2 = (da - y db) / b
+        _, b = ctx.primals
+        return tangent_sum(da, None if db is None else -ctx.result * db) / b
 
 
 # The exponents models use, computed without pow: np.power(x, 3) on float32 with negative x takes a
@@ -187,6 +209,22 @@ class Pow(Function, arrays=True):
                 grad_b = grad * out * np.log(np.where((a == 0) & (b >= 0), 1, a))
         return grad_a, grad_b
 
+    @staticmethod
+    def jvp(ctx, da, db):
+        # d(a^b) = b a^(b-1) da + a^b log(a) db  (the backward's guards at b = 0 and a = 0)
+        a, b = ctx.primals
+        term_a = term_b = None
+        if da is not None:
+            b_zero = b == 0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                term_a = da * np.where(b_zero, 0, b * power(np.where(b_zero, 1, a), b - 1))
+        if db is not None:
+            if not isinstance(a, Tensor):
+                a = Tensor._make(np.asarray(a, dtype=ctx.result.dtype))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                term_b = db * ctx.result * np.log(np.where((a == 0) & (b >= 0), 1, a))
+        return tangent_sum(term_a, term_b)
+
 
 class PowScalar(Function, arrays=True):
     """x ** p for a constant exponent p."""
@@ -213,6 +251,14 @@ class PowScalar(Function, arrays=True):
             return np.zeros_like(grad), None
         return grad * (p * power(x, p - 1)), None
 
+    @staticmethod
+    def jvp(ctx, dx, exponent):
+        # d(x^p) = p x^(p-1) dx
+        x, p = ctx.primals
+        if p == 0:
+            return dx * 0
+        return dx * (p * power(x, p - 1))
+
 
 
 class Neg(Function, arrays=True):
@@ -225,6 +271,8 @@ class Neg(Function, arrays=True):
     def backward(ctx, grad):
         # d(-x)/dx = -1
         return -grad
+
+    jvp = staticmethod(linear_jvp)  # linear: d(-x) = -dx, the forward on the tangent
 
 
 class Maximum(Function, arrays=True):
@@ -244,6 +292,13 @@ class Maximum(Function, arrays=True):
         grad_a = np.where(a == b, grad * 0.5, np.where(a > b, grad, 0))
         return grad_a, grad - grad_a
 
+    @staticmethod
+    def jvp(ctx, da, db):
+        # d max(a, b) = da where a > b, db where a < b, (da + db) / 2 at a tie
+        a, b = ctx.primals
+        share = np.where(a == b, 0.5, np.where(a > b, 1.0, 0.0))  # a constant: a's share of the tangent
+        return tangent_sum(None if da is None else da * share, None if db is None else db * (1 - share))
+
 
 
 class Minimum(Function, arrays=True):
@@ -262,6 +317,13 @@ class Minimum(Function, arrays=True):
         a, b = ctx.saved_tensors
         grad_a = np.where(a == b, grad * 0.5, np.where(a < b, grad, 0))
         return grad_a, grad - grad_a
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        # d min(a, b) = da where a < b, db where a > b, (da + db) / 2 at a tie
+        a, b = ctx.primals
+        share = np.where(a == b, 0.5, np.where(a < b, 1.0, 0.0))
+        return tangent_sum(None if da is None else da * share, None if db is None else db * (1 - share))
 
 
 

@@ -4,6 +4,7 @@ import numpy as np
 from ..function import Function
 from .gather import IndexFill
 from .indexing import IndexAdd
+from .util import linear_jvp
 
 
 class Embedding(Function, arrays=True):
@@ -28,3 +29,5 @@ class Embedding(Function, arrays=True):
         if ctx.padding_idx is not None:
             grad_w = IndexFill.apply(grad_w, ctx.padding_idx, 0)
         return None, grad_w, None, None
+
+    jvp = staticmethod(linear_jvp)  # linear: d W[ids] = dW[ids], the forward on the tangent

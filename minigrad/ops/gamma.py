@@ -93,6 +93,12 @@ class Polygamma(Function, arrays=True):
         (x,) = ctx.saved_tensors
         return grad * Polygamma.apply(x, ctx.n + 1), None
 
+    @staticmethod
+    def jvp(ctx, dx, n):
+        # d psi^(n)(x) = psi^(n+1)(x) dx
+        x, n = ctx.primals
+        return dx * Polygamma.apply(x, n + 1)
+
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
@@ -137,6 +143,12 @@ class Erfc(Function, arrays=True):
         (x,) = ctx.saved_tensors
         return grad * (-_TWO_OVER_SQRT_PI * np.exp(-x * x))
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(erfc x) = -2/sqrt(pi) e^(-x^2) dx
+        x = ctx.primals[0]
+        return dx * (-_TWO_OVER_SQRT_PI * np.exp(-x * x))
+
 
 def erfinv_array(y):
     """The inverse of erf on [-1, 1]: a first guess, then Newton's method (on erf near 0, on erfc where
@@ -170,6 +182,12 @@ class Erfinv(Function, arrays=True):
         # d(erfinv y)/dy = 1 / erf'(x) = sqrt(pi)/2 e^(x^2)
         (x,) = ctx.saved_tensors
         return grad * (_SQRT_PI_OVER_TWO * np.exp(x * x))
+
+    @staticmethod
+    def jvp(ctx, dy):
+        # x = erfinv y: dx = sqrt(pi)/2 e^(x^2) dy
+        x = ctx.result
+        return dy * (_SQRT_PI_OVER_TWO * np.exp(x * x))
 
 
 def lgamma(input):
@@ -241,6 +259,11 @@ class I0(Function, arrays=True):
         (x,) = ctx.saved_tensors
         return grad * I1.apply(x)
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d I0(x) = I1(x) dx
+        return dx * I1.apply(ctx.primals[0])
+
 
 class I1(Function, arrays=True):
     @staticmethod
@@ -256,6 +279,14 @@ class I1(Function, arrays=True):
         zero = x == 0
         safe = np.where(zero, 1.0, x)
         return grad * np.where(zero, 0.5, I0.apply(x) - I1.apply(safe) / safe)
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d I1(x) = (I0(x) - I1(x) / x) dx  (1/2 at x = 0)
+        x = ctx.primals[0]
+        zero = x == 0
+        safe = np.where(zero, 1.0, x)
+        return dx * np.where(zero, 0.5, I0.apply(x) - I1.apply(safe) / safe)
 
 
 def _lower_incomplete_series(a, x):
@@ -316,6 +347,15 @@ class RegularizedGamma(Function, arrays=True):
         a, x = ctx.saved_tensors
         density = np.exp((a - 1) * np.log(x) - x - Polygamma.apply(a, -1))
         return None, grad * (-density if ctx.upper else density), None
+
+    @staticmethod
+    def jvp(ctx, da, dx, upper):
+        # dP = x^(a-1) e^-x / Gamma(a) dx = -dQ; none in a (as the backward)
+        a, x, upper = ctx.primals
+        if dx is None:
+            return None
+        density = np.exp((a - 1) * np.log(x) - x - Polygamma.apply(a, -1))
+        return dx * (-density if upper else density)
 
 
 def i0(input):

@@ -14,7 +14,7 @@ from ..errors import ShapeError
 from ..function import Function, named_node, watch_versions
 from ..tensor import Tensor
 from .indexing import IndexAdd
-from .util import normalize_dim, refuse_out as _refuse_out
+from .util import linear_jvp, normalize_dim, refuse_out as _refuse_out
 
 
 def _index_array(index, op, max_ndim=None):
@@ -74,6 +74,8 @@ class Gather(Function, arrays=True):
         # y = x[positions]  =>  dL/dx gets dL/dy added at each position read (twice if read twice)
         return IndexAdd.apply(grad, ctx.in_shape, ctx.positions), None
 
+    jvp = staticmethod(linear_jvp)  # linear: d x[positions] = dx[positions], the forward on the tangent
+
 
 
 class Scatter(Function, arrays=True):
@@ -104,6 +106,14 @@ class Scatter(Function, arrays=True):
                 grad_src = IndexAdd.apply(grad_src, ctx.src_shape, tuple(slice(0, s) for s in grad_src.shape))
         return grad_x, grad_src, None, None
 
+    @staticmethod
+    def jvp(ctx, dx, dsrc, positions, add):
+        # dy = dx with dy[positions] = dsrc (with add: dy[positions] += dsrc)
+        zero = np.zeros((), ctx.result.dtype)
+        positions, add = ctx.primals[2:]
+        dx = Tensor._make(np.zeros(ctx.result.shape, ctx.result.dtype)) if dx is None else dx
+        return Scatter.apply(dx, zero if dsrc is None else dsrc, positions, add)
+
 
 
 def positions_shape(positions):
@@ -125,6 +135,11 @@ class IndexFill(Function, arrays=True):
         # filled places no longer depend on x: their gradient is 0; the rest pass dL/dy through
         return IndexFill.apply(grad, ctx.where, 0), None, None
 
+    @staticmethod
+    def jvp(ctx, dx, where, value):
+        # dy = dx, with 0 where the value was filled in (a constant there)
+        return IndexFill.apply(dx, ctx.primals[1], 0)
+
 
 
 class MaskedSelect(Function, arrays=True):
@@ -140,6 +155,8 @@ class MaskedSelect(Function, arrays=True):
         # y = the elements of x where mask is True, in order: they get dL/dy back, the rest 0
         # (a broadcast x gets the sum over its copies from the engine's sum_to_shape)
         return IndexAdd.apply(grad, ctx.shape, ctx.mask), None
+
+    jvp = staticmethod(linear_jvp)  # linear: d x[mask] = dx[mask], the forward on the tangent
 
 
 

@@ -4,7 +4,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..function import Function, named_node, watch_versions
 from ..tensor import Tensor
-from .util import promote, result_dtype, scalar, shape_of, take_axis, take_grad
+from .util import linear_jvp, promote, result_dtype, scalar, shape_of, take_axis, take_grad
 
 
 def _check_mask(mask, shape, position, parts):
@@ -93,6 +93,8 @@ class GetItem(Function, arrays=True):
         """x with this view of it (x[index]) replaced by y: x[index] = y, recorded (PyTorch's CopySlices)."""
         return SetItem.apply(x, y, index)
 
+    jvp = staticmethod(linear_jvp)  # linear: d x[index] = dx[index], the forward on the tangent
+
 
 class IndexAdd(Function, arrays=True):
     """Zeros of `shape` with g added at `index` (any NumPy index): the backward of every read x[index]."""
@@ -119,6 +121,8 @@ class IndexAdd(Function, arrays=True):
         # y[index] += g  =>  dL/dg = dL/dy read at index
         return GetItem.apply(grad, ctx.index, True), None, None
 
+    jvp = staticmethod(linear_jvp)  # linear: dy = 0 with dg added at index, the forward on the tangent
+
 
 class SetItem(Function, arrays=True):
     """x[index] = value, out of place: what the in-place x[index] = value records in a graph."""
@@ -143,6 +147,14 @@ class SetItem(Function, arrays=True):
         grad_x = SetItem.apply(grad, np.zeros((), grad.dtype), ctx.index) if need_x else None
         grad_value = GetItem.apply(grad, ctx.index, _is_advanced(ctx.index)) if need_value else None
         return grad_x, grad_value, None
+
+    @staticmethod
+    def jvp(ctx, dx, dvalue, index):
+        # y = x with y[index] = value: dy = dx with dy[index] = dvalue
+        x, value, index = ctx.primals
+        zero = np.zeros((), ctx.result.dtype)
+        dx = Tensor._make(np.zeros(x.shape, ctx.result.dtype)) if dx is None else dx
+        return SetItem.apply(dx, zero if dvalue is None else dvalue, index)
 
 
 def _is_advanced(index):
@@ -170,6 +182,11 @@ class MaskedFill(Function, arrays=True):
         # filled places no longer depend on x: their gradient is 0; the rest pass dL/dy through
         return MaskedFill.apply(grad, ctx.mask, 0), None, None
 
+    @staticmethod
+    def jvp(ctx, dx, mask, value):
+        # dy = 0 where mask (a constant there), else dx
+        return MaskedFill.apply(dx, ctx.primals[1], 0)
+
 
 
 class Where(Function, arrays=True):
@@ -192,6 +209,12 @@ class Where(Function, arrays=True):
         zero = np.zeros((), grad.dtype)
         return None, Where.apply(c, grad, zero) if need_a else None, Where.apply(c, zero, grad) if need_b else None
 
+    @staticmethod
+    def jvp(ctx, dc, da, db):
+        # dy = da where condition, else db
+        zero = np.zeros((), ctx.result.dtype)
+        return Where.apply(ctx.primals[0], zero if da is None else da, zero if db is None else db)
+
 
 
 class Triangle(Function, arrays=True):
@@ -205,6 +228,8 @@ class Triangle(Function, arrays=True):
     def backward(ctx, grad):
         # the kept triangle passes dL/dy through, the zeroed one gets 0
         return Triangle.apply(grad, ctx.diagonal, ctx.upper), None, None
+
+    jvp = staticmethod(linear_jvp)  # linear: d tril(x) = tril(dx), the forward on the tangent
 
 
 

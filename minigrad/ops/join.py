@@ -5,7 +5,7 @@ from ..errors import ShapeError
 from ..function import Function, named_node
 from ..tensor import _ONE_OF_SEVERAL, Tensor
 from .indexing import getitem
-from .util import normalize_dim, result_dtype
+from .util import linear_jvp, normalize_dim, result_dtype
 
 
 class Cat(Function, arrays=True):
@@ -21,6 +21,8 @@ class Cat(Function, arrays=True):
         # each input receives the slab of dL/dy where its elements landed
         return tuple(np.split(grad, ctx.bounds, axis=ctx.dim))
 
+    jvp = staticmethod(linear_jvp)  # linear: d cat(x_1, x_2, ...) = cat(dx_1, dx_2, ...), the forward on the tangent
+
 
 
 class Stack(Function, arrays=True):
@@ -35,6 +37,8 @@ class Stack(Function, arrays=True):
         # input i is the slice i along the new dim (on arrays, and recorded on Tensors)
         lead = (slice(None),) * ctx.dim
         return tuple(grad[lead + (i,)] for i in range(grad.shape[ctx.dim]))
+
+    jvp = staticmethod(linear_jvp)  # linear: d stack(x_1, x_2, ...) = stack(dx_1, dx_2, ...), the forward on the tangent
 
 
 def _check_tensors(tensors, op):

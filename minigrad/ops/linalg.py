@@ -27,11 +27,27 @@ import numpy as np
 from ..errors import LinAlgError, ShapeError
 from ..function import Function
 from ..tensor import Tensor
-from .util import refuse_out
+from .util import refuse_out, tangent_sum
 
 
 def _swap(m):
     return np.swapaxes(m, -1, -2)  # the transpose of every matrix in a batch (a Tensor's is recorded)
+
+
+def _diagonal(m):
+    """The diagonal of every matrix in a batch (as a product with I, which is recorded on Tensors)."""
+    return (m * np.eye(m.shape[-1], dtype=m.dtype)).sum(-1)
+
+
+def _trace(m):
+    """tr(M) of every matrix in a batch."""
+    return _diagonal(m).sum(-1)
+
+
+def _lower_symmetric(m):
+    """The symmetric matrix an op that reads only the lower triangle of A sees: tril(M) + tril(M, -1)^T."""
+    n = m.shape[-1]
+    return m * np.tri(n, dtype=m.dtype) + _swap(m * np.tri(n, k=-1, dtype=m.dtype))
 
 
 def check_square(a, op):
@@ -66,6 +82,12 @@ class Inv(Function, arrays=True):
         (y,) = ctx.saved_tensors
         return -(_swap(y) @ grad @ _swap(y))
 
+    @staticmethod
+    def jvp(ctx, da):
+        # d(A^-1) = -Y dA Y
+        y = ctx.result
+        return -(y @ da @ y)
+
 
 class Det(Function, arrays=True):
     node_name = "LinalgDetBackward0"
@@ -89,6 +111,12 @@ class Det(Function, arrays=True):
         others = np.stack([_product([s[..., j] for j in range(n) if j != i], s) for i in range(n)], -1)
         sign = np.linalg.det(_plain(u)) * np.linalg.det(_plain(vh))  # +-1, a constant
         return grad[..., None, None] * ((u * (others * sign)[..., None, :]) @ vh)
+
+    @staticmethod
+    def jvp(ctx, da):
+        # d det A = det(A) tr(A^-1 dA)
+        a = ctx.primals[0]
+        return ctx.result * _trace(Solve.apply(a, da))
 
 
 def _invertible(a):
@@ -127,6 +155,11 @@ class LogAbsDet(Function, arrays=True):
         (a,) = ctx.saved_tensors
         return grad[..., None, None] * _swap(Inv.apply(a))
 
+    @staticmethod
+    def jvp(ctx, da):
+        # d log|det A| = tr(A^-1 dA)
+        return _trace(Solve.apply(ctx.primals[0], da))
+
 
 class Solve(Function, arrays=True):
     node_name = "LinalgSolveExBackward0"
@@ -148,6 +181,12 @@ class Solve(Function, arrays=True):
         a, x = ctx.saved_tensors
         grad_b = Solve.apply(_swap(a), grad)
         return -(grad_b @ _swap(x)), grad_b
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        # X = A^-1 B: dX = A^-1 (dB - dA X)
+        a = ctx.primals[0]
+        return Solve.apply(a, tangent_sum(db, None if da is None else -(da @ ctx.result)))
 
 
 class Cholesky(Function, arrays=True):
@@ -175,6 +214,16 @@ class Cholesky(Function, arrays=True):
         s = 0.5 * (p + _swap(p * strict))
         low_inv = Inv.apply(low)
         return _swap(low_inv) @ s @ low_inv
+
+    @staticmethod
+    def jvp(ctx, da):
+        # A = L L^T: dL = L Phi(L^-1 dA L^-T), Phi: the lower triangle, diagonal halved
+        low = ctx.result
+        n = low.shape[-1]
+        da = _lower_symmetric(da)  # the op reads A's lower triangle
+        low_inv = Inv.apply(low)
+        inner = low_inv @ da @ _swap(low_inv)
+        return low @ (inner * (np.tri(n, k=-1, dtype=low.dtype) + 0.5 * np.eye(n, dtype=low.dtype)))
 
 
 def _reciprocal_gaps(values):
@@ -205,6 +254,15 @@ class Eigh(Function):
         k = _swap(v) @ grad_v
         inner = _reciprocal_gaps(w) * (0.5 * (k - _swap(k))) + grad_w[..., None] * np.eye(w.shape[-1], dtype=w.dtype)
         return v @ inner @ _swap(v), None
+
+    @staticmethod
+    def jvp(ctx, da, uplo):
+        # K = V^T dA V:  dw = diag(K),  dV = V (F o K),  F_ij = 1 / (w_j - w_i)  (dA: the triangle eigh reads)
+        (a,) = ctx.saved_tensors
+        w, v = Eigh.apply(a, ctx.uplo)
+        da = _lower_symmetric(da if ctx.uplo == "L" else _swap(da))
+        k = _swap(v) @ da @ v
+        return _diagonal(k), v @ (_reciprocal_gaps(w) * k)
 
 
 class Svd(Function):
@@ -239,6 +297,27 @@ class Svd(Function):
         if v.shape[-2] > k:
             grad_a = grad_a + u @ _swap((grad_v - v @ vt_gv) / s[..., None, :])
         return grad_a, None
+
+    @staticmethod
+    def jvp(ctx, da, full_matrices):
+        # P = U^T dA V:  dS = diag(P),  dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^-1,
+        # dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^-1,  F_ij = 1 / (s_j^2 - s_i^2)
+        (a,) = ctx.saved_tensors
+        u, s, vh = Svd.apply(a, ctx.full_matrices)
+        k = s.shape[-1]
+        if ctx.full_matrices and (u.shape[-1] > k or vh.shape[-2] > k):
+            raise NotImplementedError("linalg.svd: forward-mode AD of the full U or V of a non-square matrix is not "
+                                      "defined (their extra columns are arbitrary); use full_matrices=False")
+        v = _swap(vh)
+        p = _swap(u) @ da @ v
+        f = _reciprocal_gaps(s * s)
+        d_u = u @ (f * (p * s[..., None, :] + s[..., :, None] * _swap(p)))
+        d_v = v @ (f * (s[..., :, None] * p + _swap(p) * s[..., None, :]))
+        if u.shape[-2] > k:
+            d_u = d_u + (da @ v - u @ p) / s[..., None, :]
+        if v.shape[-2] > k:
+            d_v = d_v + (_swap(da) @ u - v @ _swap(p)) / s[..., None, :]
+        return d_u, _diagonal(p), _swap(d_v)
 
 
 def _copyltu(m):
@@ -275,6 +354,22 @@ class Qr(Function):
         g1, g2 = grad_r[..., :, :m], grad_r[..., :, m:]
         grad_x = _qr_square_backward(q, r1, grad_q + (q @ r2) @ _swap(g2), g1)
         return np.concatenate([grad_x, q @ g2], axis=-1), None
+
+    @staticmethod
+    def jvp(ctx, da, mode):
+        # m >= n: C = Q^T dA R^-1,  W = tril(C, -1) - tril(C, -1)^T (Q^T dQ, skew),
+        #         dR = (C - W) R,  dQ = Q W + (I - Q Q^T) dA R^-1
+        (a,) = ctx.saved_tensors
+        q, r = Qr.apply(a, ctx.mode)
+        m, n = q.shape[-2], r.shape[-1]
+        if m < n or (ctx.mode == "complete" and m > n):
+            raise NotImplementedError(f"linalg.qr: forward-mode AD is implemented for A with rows >= columns in mode "
+                                      f"'reduced' (here {m} x {n}, mode {ctx.mode!r})")
+        da_r = da @ Inv.apply(r)
+        c = _swap(q) @ da_r
+        low = c * np.tri(n, k=-1, dtype=c.dtype)
+        w = low - _swap(low)
+        return q @ w + (da_r - q @ c), (c - w) @ r
 
 
 def _qr_square_backward(q, r, grad_q, grad_r):

@@ -5,7 +5,7 @@ from ..errors import ShapeError
 from ..function import Function, named_node
 from ..kernels.threads import matmul as blocked_matmul
 from .precision import lower_precision
-from .util import promote, refuse_out
+from .util import promote, refuse_out, tangent_sum
 
 
 class MatMul(Function, arrays=True):
@@ -61,6 +61,12 @@ class MatMul(Function, arrays=True):
             if ctx.b_ndim == 1:
                 grad_b = grad_b[..., 0]
         return grad_a, grad_b
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        # d(A B) = dA B + A dB
+        a, b = ctx.primals
+        return tangent_sum(None if da is None else MatMul.apply(da, b), None if db is None else MatMul.apply(a, db))
 
 
 

@@ -74,6 +74,24 @@ class Norm(Function, arrays=True):
             return np.where(zero_entry, 0, np.sign(x) * np.abs(np.where(zero_entry, 1, x)) ** (p - 1) * scale), None, None, None
         return np.sign(x) * np.abs(x) ** (p - 1) * scale, None, None, None
 
+    @staticmethod
+    def jvp(ctx, dx, p, dims, keepdim):
+        # d||x||_p = sum_i sign(x_i) |x_i|^(p-1) dx_i / ||x||_p^(p-1)  (p = 2: <x, dx> / ||x||)
+        x, p = ctx.primals[0], ctx.p
+        norm = _unreduce(ctx.result, ctx.dims, ctx.keepdim)
+        if p == 0:  # a count of nonzeros: piecewise constant
+            return ctx.result * 0
+        if p == 1:
+            weight = np.sign(x)
+        elif p in (math.inf, -math.inf):  # the extreme |x_i|, with its sign; ties share
+            extreme = np.abs(x) == norm
+            weight = np.sign(x) * extreme / np.sum(extreme, axis=ctx.dims, keepdims=True, dtype=x.dtype)
+        else:
+            zero = norm == 0
+            scale = np.where(zero, 0, 1 / np.where(zero, 1, norm) ** (p - 1))
+            weight = x * scale if p == 2 else np.sign(x) * np.abs(x) ** (p - 1) * scale
+        return (weight * dx).sum(ctx.dims, keepdim=ctx.keepdim)
+
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The p-norm over dim (all elements when dim is None), as torch.norm."""

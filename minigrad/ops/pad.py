@@ -29,3 +29,8 @@ class ConstantPad(Function, arrays=True):
         # dL/dx = the gradient of the input's region of the output, 0 where x was cropped away:
         # padding by the opposite amounts crops what was padded and pads with 0 what was cropped
         return ConstantPad.apply(grad, tuple((-b, -a) for b, a in ctx.widths), 0), None, None
+
+    @staticmethod
+    def jvp(ctx, dx, widths, value):
+        # dy = dx padded with 0 (the padding is a constant)
+        return ConstantPad.apply(dx, ctx.primals[1], 0)

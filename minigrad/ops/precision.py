@@ -21,6 +21,7 @@ import numpy as np
 
 from ..function import Function
 from ..tensor import Tensor
+from .util import linear_jvp
 
 
 def round_to_bfloat16(array):
@@ -54,6 +55,8 @@ class RoundToLowerPrecision(Function, arrays=True):
     def backward(ctx, grad):
         # dL/dx = round(dL/dy): a cast's gradient passes through, held in the lower precision as PyTorch's is
         return RoundToLowerPrecision.apply(grad, ctx.precision), None
+
+    jvp = staticmethod(linear_jvp)  # linear: dy = round(dx), the tangent held in the lower precision as the value, the forward on the tangent
 
 
 def round_to(x, precision):

@@ -12,7 +12,7 @@ from ..kernels import summation
 from ..tensor import Tensor
 from .elementwise import maximum, minimum
 from .indexing import IndexAdd
-from .util import normalize_dim, normalize_dims
+from .util import linear_jvp, normalize_dim, normalize_dims
 
 
 def _unreduce(grad, dims, keepdim):
@@ -38,6 +38,8 @@ class Sum(Function, arrays=True):
         # y = sum_i x_i  =>  dL/dx_i = dL/dy for every i
         return np.broadcast_to(_unreduce(grad, ctx.dims, ctx.keepdim), ctx.in_shape), None, None
 
+    jvp = staticmethod(linear_jvp)  # linear: d sum_i x_i = sum_i dx_i, the forward on the tangent
+
 
 class Mean(Function, arrays=True):
     @staticmethod
@@ -51,6 +53,8 @@ class Mean(Function, arrays=True):
     def backward(ctx, grad):
         # y = (1/n) sum_i x_i  =>  dL/dx_i = dL/dy / n
         return np.broadcast_to(_unreduce(grad, ctx.dims, ctx.keepdim) / ctx.count, ctx.in_shape), None, None
+
+    jvp = staticmethod(linear_jvp)  # linear: d mean_i x_i = mean_i dx_i, the forward on the tangent
 
 
 class Prod(Function, arrays=True):
@@ -69,6 +73,13 @@ class Prod(Function, arrays=True):
         d = ctx.dim
         after = np.flip(_products_before(np.flip(x, axis=d), d), axis=d)
         return _unreduce(grad, d, ctx.keepdim) * _products_before(x, d) * after, None, None
+
+    @staticmethod
+    def jvp(ctx, dx, dim, keepdim):
+        # d prod_j x_j = sum_i (prod_{j != i} x_j) dx_i  (the products of the others, as backward)
+        x, d = ctx.primals[0], ctx.dim
+        others = _products_before(x, d) * np.flip(_products_before(np.flip(x, axis=d), d), axis=d)
+        return (others * dx).sum(d, keepdim=ctx.keepdim)
 
 
 def _products_before(x, d):
@@ -110,6 +121,14 @@ class AMax(Function, arrays=True):
         ties = np.sum(is_extreme, axis=ctx.dims, keepdims=True, dtype=x.dtype)
         return _unreduce(grad, ctx.dims, ctx.keepdim) * is_extreme / ties, None, None
 
+    @staticmethod
+    def jvp(ctx, dx, dims, keepdim, smallest=None):
+        # dy = the mean of dx_i over the i where x_i is the extreme value (ties share)
+        x = ctx.primals[0]
+        is_extreme = x == _unreduce(ctx.result, ctx.dims, ctx.keepdim)
+        ties = np.sum(is_extreme, axis=ctx.dims, keepdims=True, dtype=x.dtype)
+        return (dx * is_extreme / ties).sum(ctx.dims, keepdim=ctx.keepdim)
+
 
 class MaxAlongDim(Function, arrays=True):
     """The values at `indices` (found by argmax or argmin along `dim`); the gradient goes there only."""
@@ -128,6 +147,8 @@ class MaxAlongDim(Function, arrays=True):
     def backward(ctx, grad):
         # dL/dx_i = dL/dy where i is the returned index, else 0
         return IndexAdd.apply(_unreduce(grad, ctx.dim, ctx.keepdim), ctx.in_shape, ctx.positions), None, None, None
+
+    jvp = staticmethod(linear_jvp)  # linear: dy = dx at the returned index, the forward on the tangent
 
 
 def _along(indices, dim):

@@ -9,7 +9,7 @@ from ..errors import ShapeError
 from ..function import Function
 from ..tensor import Tensor, _sizes
 from .gather import Gather
-from .util import normalize_dim, normalize_dims
+from .util import linear_jvp, normalize_dim, normalize_dims
 
 
 class Flip(Function, arrays=True):
@@ -23,6 +23,8 @@ class Flip(Function, arrays=True):
     def backward(ctx, grad):
         # flipping is its own inverse
         return np.flip(grad, axis=ctx.dims), None
+
+    jvp = staticmethod(linear_jvp)  # linear: d flip(x) = flip(dx), the forward on the tangent
 
 
 
@@ -43,6 +45,8 @@ class Roll(Function, arrays=True):
             return np.roll(grad.reshape(-1), back).reshape(grad.shape), None, None
         return np.roll(grad, back, axis=ctx.dims), None, None
 
+    jvp = staticmethod(linear_jvp)  # linear: d roll(x) = roll(dx), the forward on the tangent
+
 
 
 class Repeat(Function, arrays=True):
@@ -61,6 +65,8 @@ class Repeat(Function, arrays=True):
         interleaved = tuple(n for pair in zip(ctx.repeats, sizes) for n in pair)
         summed = grad.reshape(interleaved).sum(tuple(range(0, len(interleaved), 2)))
         return summed.reshape(ctx.in_shape), None
+
+    jvp = staticmethod(linear_jvp)  # linear: d tile(x) = tile(dx), the forward on the tangent
 
 
 def flip(input, dims):

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import DtypeError
 from ..function import Function
 from ..tensor import Tensor
-from .util import promote, result_dtype
+from .util import promote, result_dtype, tangent_sum, zero_jvp
 
 _ROUNDINGS = {"floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.round}
 
@@ -26,6 +26,8 @@ class Rounded(Function, arrays=True):
     def backward(ctx, grad):
         # a step function is flat between its jumps: dy/dx = 0
         return np.zeros_like(grad), None
+
+    jvp = staticmethod(zero_jvp)  # a step function: dy = 0
 
 
 class RoundedDivide(Function, arrays=True):
@@ -46,6 +48,8 @@ class RoundedDivide(Function, arrays=True):
         # a rounded quotient is a step function of a and of b: both derivatives are 0
         return np.zeros_like(grad), np.zeros_like(grad), None
 
+    jvp = staticmethod(zero_jvp)  # a rounded quotient is a step function of a and b: dy = 0
+
 
 class Fmod(Function, arrays=True):
     @staticmethod
@@ -60,6 +64,12 @@ class Fmod(Function, arrays=True):
         a, b = ctx.saved_tensors
         return grad, -grad * np.trunc(a / b)
 
+    @staticmethod
+    def jvp(ctx, da, db):
+        # dy = da - trunc(a / b) db
+        a, b = ctx.primals
+        return tangent_sum(da, None if db is None else -db * np.trunc(a / b))
+
 
 class Remainder(Function, arrays=True):
     @staticmethod
@@ -73,6 +83,12 @@ class Remainder(Function, arrays=True):
         # dy/da = 1, dy/db = -floor(a / b)  (the floored quotient as Python's // computes it)
         a, b = ctx.saved_tensors
         return grad, -grad * np.floor_divide(a, b)
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        # dy = da - floor(a / b) db
+        a, b = ctx.primals
+        return tangent_sum(da, None if db is None else -db * np.floor_divide(a, b))
 
 
 def _rounded(x, how):

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..function import Function
 from ..kernels import summation
-from .util import normalize_dim, refuse_out
+from .util import linear_jvp, normalize_dim, refuse_out
 
 
 class Cumsum(Function, arrays=True):
@@ -17,6 +17,8 @@ class Cumsum(Function, arrays=True):
     def backward(ctx, grad):
         # y_i = sum_{j <= i} x_j  =>  dL/dx_j = sum_{i >= j} dL/dy_i: a cumulative sum from the end
         return np.flip(Cumsum.apply(np.flip(grad, axis=ctx.dim), ctx.dim), axis=ctx.dim), None
+
+    jvp = staticmethod(linear_jvp)  # linear: d cumsum(x) = cumsum(dx), the forward on the tangent
 
 
 

@@ -9,7 +9,7 @@ from ..errors import ShapeError
 from ..function import Function, named_node
 from ..tensor import Tensor
 from .indexing import getitem
-from .util import normalize_dim
+from .util import linear_jvp, normalize_dim
 
 
 class Reshape(Function, arrays=True):
@@ -45,6 +45,8 @@ class Reshape(Function, arrays=True):
         """x with this view of it replaced by y (an in-place write through the view): y in x's shape."""
         return Reshape.apply(y, x.shape)
 
+    jvp = staticmethod(linear_jvp)  # linear: d reshape(x) = reshape(dx), the forward on the tangent
+
 
 class Permute(Function, arrays=True):
     returns_view = True
@@ -64,6 +66,8 @@ class Permute(Function, arrays=True):
     def write_back(x, y, dims):
         """x with this view of it replaced by y: y with the inverse permutation."""
         return Permute.apply(y, tuple(int(d) for d in np.argsort(dims)))
+
+    jvp = staticmethod(linear_jvp)  # linear: d permute(x) = permute(dx), the forward on the tangent
 
 
 
@@ -86,6 +90,8 @@ class Transpose(Function, arrays=True):
         """x with this view of it replaced by y: y with the two dims swapped back."""
         return Transpose.apply(y, dim0, dim1)
 
+    jvp = staticmethod(linear_jvp)  # linear: d x^T = dx^T, the forward on the tangent
+
 
 class Expand(Function, arrays=True):
     returns_view = True  # a read-only broadcast view: in-place changes to it are refused
@@ -100,6 +106,8 @@ class Expand(Function, arrays=True):
         # each input element was copied to several places: the engine's sum_to_shape adds them up
         return grad, None
 
+    jvp = staticmethod(linear_jvp)  # linear: d expand(x) = expand(dx), the forward on the tangent
+
 
 class Clone(Function, arrays=True):
     @staticmethod
@@ -111,6 +119,8 @@ class Clone(Function, arrays=True):
     def backward(ctx, grad):
         # a copy is the identity on values
         return grad
+
+    jvp = staticmethod(linear_jvp)  # linear: dy = dx, the forward on the tangent
 
 
 class Contiguous(Function, arrays=True):
@@ -125,6 +135,8 @@ class Contiguous(Function, arrays=True):
     def backward(ctx, grad):
         # a copy is the identity on values
         return grad
+
+    jvp = staticmethod(linear_jvp)  # linear: dy = dx, the forward on the tangent
 
 
 def reshape(x, shape, op="reshape"):

@@ -9,7 +9,7 @@ import numpy as np
 from ..function import Function
 from ..tensor import Tensor
 from .unary import _floating
-from .util import promote
+from .util import promote, tangent_sum
 
 
 class Sinh(Function, arrays=True):
@@ -25,6 +25,12 @@ class Sinh(Function, arrays=True):
         (x,) = ctx.saved_tensors
         return grad * np.cosh(x)
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(sinh x) = cosh x dx
+        x = ctx.primals[0]
+        return dx * np.cosh(x)
+
 
 class Cosh(Function, arrays=True):
     @staticmethod
@@ -38,6 +44,12 @@ class Cosh(Function, arrays=True):
         # d(cosh x)/dx = sinh x
         (x,) = ctx.saved_tensors
         return grad * np.sinh(x)
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(cosh x) = sinh x dx
+        x = ctx.primals[0]
+        return dx * np.sinh(x)
 
 
 class Asin(Function, arrays=True):
@@ -53,6 +65,12 @@ class Asin(Function, arrays=True):
         (x,) = ctx.saved_tensors
         return grad / np.sqrt(1 - x * x)
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(arcsin x) = dx / sqrt(1 - x^2)
+        x = ctx.primals[0]
+        return dx / np.sqrt(1 - x * x)
+
 
 class Acos(Function, arrays=True):
     @staticmethod
@@ -66,6 +84,12 @@ class Acos(Function, arrays=True):
         # d(arccos x)/dx = -1 / sqrt(1 - x^2)
         (x,) = ctx.saved_tensors
         return -grad / np.sqrt(1 - x * x)
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(arccos x) = -dx / sqrt(1 - x^2)
+        x = ctx.primals[0]
+        return -dx / np.sqrt(1 - x * x)
 
 
 class Atan(Function, arrays=True):
@@ -81,6 +105,12 @@ class Atan(Function, arrays=True):
         (x,) = ctx.saved_tensors
         return grad / (1 + x * x)
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(arctan x) = dx / (1 + x^2)
+        x = ctx.primals[0]
+        return dx / (1 + x * x)
+
 
 class Asinh(Function, arrays=True):
     @staticmethod
@@ -94,6 +124,12 @@ class Asinh(Function, arrays=True):
         # d(arsinh x)/dx = 1 / sqrt(x^2 + 1)
         (x,) = ctx.saved_tensors
         return grad / np.sqrt(x * x + 1)
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(arsinh x) = dx / sqrt(x^2 + 1)
+        x = ctx.primals[0]
+        return dx / np.sqrt(x * x + 1)
 
 
 class Acosh(Function, arrays=True):
@@ -109,6 +145,12 @@ class Acosh(Function, arrays=True):
         (x,) = ctx.saved_tensors
         return grad / np.sqrt(x * x - 1)
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(arcosh x) = dx / sqrt(x^2 - 1)
+        x = ctx.primals[0]
+        return dx / np.sqrt(x * x - 1)
+
 
 class Atanh(Function, arrays=True):
     @staticmethod
@@ -122,6 +164,12 @@ class Atanh(Function, arrays=True):
         # d(artanh x)/dx = 1 / (1 - x^2)
         (x,) = ctx.saved_tensors
         return grad / (1 - x * x)
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(artanh x) = dx / (1 - x^2)
+        x = ctx.primals[0]
+        return dx / (1 - x * x)
 
 
 class Log1p(Function, arrays=True):
@@ -137,6 +185,12 @@ class Log1p(Function, arrays=True):
         (x,) = ctx.saved_tensors
         return grad / (x + 1)
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d log(1 + x) = dx / (1 + x)
+        x = ctx.primals[0]
+        return dx / (x + 1)
+
 
 class Expm1(Function, arrays=True):
     @staticmethod
@@ -151,6 +205,11 @@ class Expm1(Function, arrays=True):
         # d(e^x - 1)/dx = e^x = y + 1
         (y,) = ctx.saved_tensors
         return grad * (y + 1)
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(e^x - 1) = e^x dx = (y + 1) dx
+        return dx * (ctx.result + 1)
 
 
 class Atan2(Function, arrays=True):
@@ -168,6 +227,15 @@ class Atan2(Function, arrays=True):
         origin = r == 0
         scale = np.where(origin, 0, grad / np.where(origin, 1, r))
         return scale * b, -scale * a
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        # d atan2(a, b) = (b da - a db) / (a^2 + b^2)  (0 at the origin)
+        a, b = ctx.primals
+        r = a * a + b * b
+        origin = r == 0
+        scale = np.where(origin, 0, 1 / np.where(origin, 1, r))
+        return tangent_sum(None if da is None else da * b, None if db is None else -db * a) * scale
 
 
 def sinh(x):

@@ -10,7 +10,7 @@ from .. import dtype as _dtype
 from ..function import Function
 from ..tensor import Tensor
 from . import special
-from .util import scalar
+from .util import linear_jvp, scalar
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -34,6 +34,11 @@ class Exp(Function, arrays=True):
         (y,) = ctx.saved_tensors
         return grad * y
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(e^x) = e^x dx = y dx
+        return dx * ctx.result
+
 
 class Log(Function, arrays=True):
     @staticmethod
@@ -47,6 +52,11 @@ class Log(Function, arrays=True):
         # d(log x)/dx = 1 / x
         (x,) = ctx.saved_tensors
         return grad / x
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(log x) = dx / x
+        return dx / ctx.primals[0]
 
 
 class Sqrt(Function, arrays=True):
@@ -63,6 +73,11 @@ class Sqrt(Function, arrays=True):
         (y,) = ctx.saved_tensors
         return grad / (2 * y)
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(sqrt x) = dx / (2 sqrt x) = dx / (2 y)
+        return dx / (2 * ctx.result)
+
 
 class Tanh(Function, arrays=True):
     @staticmethod
@@ -77,6 +92,12 @@ class Tanh(Function, arrays=True):
         # d(tanh x)/dx = 1 - tanh(x)^2
         (y,) = ctx.saved_tensors
         return grad * (1 - y * y)
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(tanh x) = (1 - y^2) dx
+        y = ctx.result
+        return dx * (1 - y * y)
 
 
 class ReLU(Function, arrays=True):
@@ -97,6 +118,11 @@ class ReLU(Function, arrays=True):
         (y,) = ctx.saved_tensors
         return grad * (y > 0)
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d max(x, 0) = dx where x > 0, else 0
+        return dx * (ctx.result > 0)
+
 
 class Abs(Function, arrays=True):
     @staticmethod
@@ -111,6 +137,12 @@ class Abs(Function, arrays=True):
         (x,) = ctx.saved_tensors
         sign = np.where(np.isnan(x), 0, np.sign(x))
         return grad * sign  # (sign has derivative 0: it is a constant factor at every order)
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d|x| = sign(x) dx  (0 at x = 0 and at NaN)
+        x = ctx.primals[0]
+        return dx * np.where(np.isnan(x), 0, np.sign(x))
 
 
 
@@ -134,6 +166,16 @@ class Clamp(Function, arrays=True):
             grad = grad * (x <= ctx.high)
         return grad, None, None
 
+    @staticmethod
+    def jvp(ctx, dx, low, high):
+        # dy = dx where low <= x <= high, else 0
+        x, low, high = ctx.primals
+        if low is not None:
+            dx = dx * (x >= low)
+        if high is not None:
+            dx = dx * (x <= high)
+        return dx
+
 
 
 class Sin(Function, arrays=True):
@@ -148,6 +190,11 @@ class Sin(Function, arrays=True):
         # d(sin x)/dx = cos x
         (x,) = ctx.saved_tensors
         return grad * np.cos(x)
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(sin x) = cos x dx
+        return dx * np.cos(ctx.primals[0])
 
 
 
@@ -164,6 +211,11 @@ class Cos(Function, arrays=True):
         (x,) = ctx.saved_tensors
         return grad * -np.sin(x)
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(cos x) = -sin x dx
+        return dx * -np.sin(ctx.primals[0])
+
 
 
 class Erf(Function, arrays=True):
@@ -178,6 +230,12 @@ class Erf(Function, arrays=True):
         # d(erf x)/dx = 2/sqrt(pi) e^(-x^2)
         (x,) = ctx.saved_tensors
         return grad * (_TWO_OVER_SQRT_PI * np.exp(-x * x))
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(erf x) = 2/sqrt(pi) e^(-x^2) dx
+        x = ctx.primals[0]
+        return dx * (_TWO_OVER_SQRT_PI * np.exp(-x * x))
 
 
 
@@ -196,6 +254,12 @@ class Rsqrt(Function, arrays=True):
         (y,) = ctx.saved_tensors
         return grad * (-0.5 * y * y * y)
 
+    @staticmethod
+    def jvp(ctx, dx):
+        # d(x^(-1/2)) = -y^3 / 2 dx
+        y = ctx.result
+        return dx * (-0.5 * y * y * y)
+
 
 class ToDtype(Function, arrays=True):
     node_name = "ToCopyBackward0"  # PyTorch's name for this node
@@ -210,6 +274,8 @@ class ToDtype(Function, arrays=True):
     def backward(ctx, grad):
         # a cast is the identity on values: the gradient is cast back
         return ToDtype.apply(grad, ctx.in_dtype), None
+
+    jvp = staticmethod(linear_jvp)  # linear: d cast(x) = cast(dx), the forward on the tangent
 
 
 

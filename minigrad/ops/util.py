@@ -144,3 +144,38 @@ def take_grad(grad, index, axis, shape):
     sums = np.add.reduceat(np.take(grad, order, axis=axis), starts, axis=axis)
     out[(slice(None),) * axis + (sorted_index[starts],)] = sums
     return out
+
+
+# ---- tangent rules (forward mode, minigrad/autograd/forward_ad.py) ------------------------------------
+def linear_jvp(ctx, *tangents):
+    """The tangent rule of an op that is linear in its float tensor inputs, y = f(x, ...): dy = f(dx, ...),
+    the forward itself run on the tangents (zeros for an input without one; an index, a mask, a dim or
+    a shape as it was: so not for an op that also takes a number as data, a + 0.5, which is affine). Its backward is the transpose of this same map: tests check <J v, u> = <v, J^T u>."""
+    op = ctx.op_class or type(ctx)
+    args = [t if t is not None else (_zeros_like(a) if _is_float_tensor(a) else a)
+            for a, t in zip(ctx.primals, tangents)]
+    return op.apply(*args, **ctx.primal_kwargs)
+
+
+def zero_jvp(ctx, *tangents):
+    """The tangent rule of a step function (floor, a rounded quotient): flat between its jumps, dy = 0."""
+    return _zeros_like(ctx.result)
+
+
+def _is_float_tensor(a):
+    return isinstance(a, Tensor) and a.dtype.kind == "f"
+
+
+def _zeros_like(a):
+    return Tensor._make(np.zeros(a.shape, a.dtype))
+
+
+def tangent_sum(*terms):
+    """The sum of a rule's terms, leaving out those of inputs without a tangent (None)."""
+    present = [t for t in terms if t is not None]
+    if not present:
+        return None
+    total = present[0]
+    for t in present[1:]:
+        total = total + t
+    return total
