@@ -110,7 +110,7 @@ from .torch_compat.torch_forms import (
 )
 from .torch_compat.torch_forms import set_anomaly_enabled
 from .torch_compat.torch_forms import (
-    batch_norm, ctc_loss, eig, group_norm, instance_norm, lstsq, matrix_rank, rms_norm, solve, symeig, typename,
+    batch_norm, ctc_loss, eig, group_norm, instance_norm, layer_norm, lstsq, matrix_rank, rms_norm, solve, symeig, typename,
 )
 from .torch_compat.dtype_info import can_cast, finfo, iinfo, promote_types, result_type
 from .autograd.func import vmap  # torch.vmap is torch.func.vmap (a loop over the mapped dim)
@@ -127,8 +127,12 @@ from .composites.linalg import (  # the older torch-level names of torch.linalg'
 )
 from .composites.linalg import householder_product as orgqr, torch_lu as lu, torch_lu_solve as lu_solve
 from .composites.lobpcg import lobpcg
-from .kernels import activations, layer_norm, linear, losses, softmax as _softmax_kernels, statistics  # noqa: F401
-# (importing the kernels registers each for its composite: minigrad/composites/__init__.py)
+# Importing the kernels registers each for its composite (minigrad/composites/__init__.py). Under private
+# names: a module bound as `layer_norm` would shadow torch.layer_norm, the function.
+from .kernels import (  # noqa: F401
+    activations as _activation_kernels, layer_norm as _layer_norm_kernels, linear as _linear_kernels,
+    losses as _loss_kernels, softmax as _softmax_kernels, statistics as _statistics_kernels,
+)
 from .random import manual_seed, multinomial
 from .random import (  # Generator objects and the default generator's state, as torch.*
     Generator, get_rng_state, initial_seed, seed, set_rng_state,

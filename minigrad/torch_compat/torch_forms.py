@@ -14,6 +14,9 @@ from ..ops.util import refuse_out
 from .removed import removed
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
+# The torch-level losses take no reduction by default: ATen's schemas say Mean (1), but PyTorch's Python
+# binding of torch.kl_div, torch.ctc_loss, ... returns the unreduced loss when `reduction` is left out
+# (PyTorch 2.13: torch.kl_div(a, b).shape == a.shape), and minigrad follows what the call returns.
 
 # torch-level functions that take PyTorch's out= (minigrad refuses it, as its other ops do: refuse_out)
 TAKES_OUT = (
@@ -120,24 +123,24 @@ def feature_alpha_dropout_(input, p, train):
     return input.copy_(F.feature_alpha_dropout(input, p, train)) if train else input
 
 
-def kl_div(input, target, reduction=1, *, log_target=False):
+def kl_div(input, target, reduction=0, *, log_target=False):
     return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
                                               pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
@@ -145,7 +148,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction=1):
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction=0):
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction))
 
 
@@ -208,8 +211,8 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     return out, empty, empty, empty
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
-    """torch.ctc_loss (ATen's form: reduction as an int, 0 none, 1 mean, 2 sum)."""
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
+    """torch.ctc_loss (ATen's form: reduction as an int, 0 none, 1 mean, 2 sum; none when left out)."""
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)
 
 
@@ -225,6 +228,10 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
     return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
