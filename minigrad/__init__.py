@@ -37,7 +37,9 @@ from .dtype import (
 )
 from .dtype import bfloat16  # a name only: NumPy has no bfloat16, so making a tensor of it is refused
 from .dtype import bool_ as bool  # noqa: A001  (PyTorch's name: mg.bool)
-from .autograd.anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .autograd.anomaly import (
+    AnomalyError, detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
+)
 from .errors import ShapeError
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -110,7 +112,11 @@ from .torch_compat.torch_forms import (
 )
 from .torch_compat.torch_forms import set_anomaly_enabled
 from .torch_compat.torch_forms import (
-    batch_norm, ctc_loss, eig, group_norm, instance_norm, layer_norm, lstsq, matrix_rank, rms_norm, solve, symeig, typename,
+    batch_norm, ctc_loss, eig, group_norm, instance_norm, layer_norm, lstsq, matrix_rank, rms_norm, solve, symeig,
+    typename,
+)
+from .torch_compat.torch_forms import (
+    is_warn_always_enabled, set_default_tensor_type, set_flush_denormal, set_warn_always,
 )
 from .torch_compat.dtype_info import can_cast, finfo, iinfo, promote_types, result_type
 from .autograd.func import vmap  # torch.vmap is torch.func.vmap (a loop over the mapped dim)
@@ -154,7 +160,8 @@ from .torch_compat.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .torch_compat.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .torch_compat.compiler import compile  # noqa: A004  (returns the model or function unchanged)
 from .torch_compat.determinism import (
-    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, use_deterministic_algorithms,
 )
 from .torch_compat.size import Size  # torch.Size: what .shape and .size() return
 from .torch_compat.printing import set_printoptions, get_printoptions  # how tensors print, as torch's

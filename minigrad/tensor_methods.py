@@ -540,6 +540,24 @@ class _Methods:
         """The last two dims swapped (a batch of transposed matrices)."""
         return self.transpose(-2, -1)
 
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix: for real tensors, its transpose (a 0-d tensor: itself)."""
+        if self.ndim == 0:
+            return self
+        if self.ndim != 2:
+            more = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.{more}")
+        return self.transpose(0, 1)
+
+    @property
+    def mH(self):
+        """The conjugate transpose of each matrix of a batch: for real tensors, mT."""
+        if self.ndim < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 

@@ -10,6 +10,7 @@ Each check is written once against `lib` (minigrad, then PyTorch where installed
 compared with PyTorch where it is installed and with a NumPy reference written here without it.
 """
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -141,3 +142,111 @@ def test_torch_level_losses_match_pytorch_without_reduction():
 def test_torch_level_losses_gradcheck(name, args, expected):
     inputs = [mg.tensor(arg, dtype=mg.float64, requires_grad=i == 0) for i, arg in enumerate(args)]
     assert mg.gradcheck(lambda *xs: getattr(mg, name)(*xs), inputs)
+
+
+# ---- names old code still uses --------------------------------------------------------------------
+INIT_OLD_NAMES = [("uniform", (0.0, 1.0)), ("normal", (0.0, 1.0)), ("constant", (0.5,)), ("xavier_uniform", ()),
+                  ("xavier_normal", ()), ("kaiming_uniform", ()), ("kaiming_normal", ()), ("orthogonal", ())]
+
+
+@pytest.mark.parametrize("name, args", INIT_OLD_NAMES, ids=[n for n, _ in INIT_OLD_NAMES])
+def test_nn_init_spellings_without_the_underscore_warn_and_fill_as_the_new_ones(lib, name, args):
+    old, new = lib.empty(4, 3), lib.empty(4, 3)
+    lib.manual_seed(3)
+    with pytest.warns(FutureWarning, match=f"`nn.init.{name}` is now deprecated in favor of `nn.init.{name}_`"):
+        returned = getattr(lib.nn.init, name)(old, *args)
+    lib.manual_seed(3)
+    getattr(lib.nn.init, name + "_")(new, *args)
+    assert returned is old
+    np.testing.assert_array_equal(old.numpy(), new.numpy())  # the same draws from the same seed
+
+
+def test_tensor_h_and_mh_transpose_real_tensors(lib):
+    x = lib.tensor(np.arange(24.0).reshape(2, 3, 4))
+    np.testing.assert_array_equal(x.mH.numpy(), np.arange(24.0).reshape(2, 3, 4).transpose(0, 2, 1))
+    np.testing.assert_array_equal(x[0].H.numpy(), np.arange(12.0).reshape(3, 4).T)
+    with pytest.raises(RuntimeError, match="tensor.H is only supported on matrices"):
+        x.H
+    with pytest.raises(RuntimeError, match="tensor.mH is only supported on matrices or batches of matrices"):
+        lib.ones(3).mH
+
+
+def test_tensor_h_and_mh_gradients():
+    x = mg.tensor(np.random.default_rng(4).standard_normal((2, 3, 4)), requires_grad=True)
+    w = mg.tensor(np.random.default_rng(5).standard_normal((2, 4, 3)))
+    assert mg.gradcheck(lambda x: x.mH * w, (x,))
+    assert mg.gradcheck(lambda x: x[1].H * w[0], (x,))
+
+
+def test_deterministic_debug_mode_sets_and_reads_use_deterministic_algorithms(lib):
+    assert lib.get_deterministic_debug_mode() == 0
+    try:
+        for mode, (enabled, warn_only) in (("warn", (True, True)), (2, (True, False)), ("default", (False, False))):
+            lib.set_deterministic_debug_mode(mode)
+            assert lib.get_deterministic_debug_mode() == {"warn": 1, 2: 2, "default": 0}[mode]
+            assert lib.are_deterministic_algorithms_enabled() == enabled
+            assert lib.is_deterministic_algorithms_warn_only_enabled() == warn_only
+        with pytest.raises(RuntimeError, match="expected 0, 1, or 2, but got 3"):
+            lib.set_deterministic_debug_mode(3)
+        with pytest.raises(RuntimeError, match="expected one of `default`, `warn`, `error`, but got x"):
+            lib.set_deterministic_debug_mode("x")
+        with pytest.raises(TypeError, match="debug_mode must be str or int"):
+            lib.set_deterministic_debug_mode(1.0)
+    finally:
+        lib.set_deterministic_debug_mode(0)
+
+
+def test_warn_always_flag(lib):
+    assert lib.is_warn_always_enabled() is False
+    try:
+        lib.set_warn_always(True)
+        assert lib.is_warn_always_enabled() is True
+    finally:
+        lib.set_warn_always(False)
+
+
+def test_set_flush_denormal_returns_a_bool_and_minigrad_keeps_subnormals():
+    assert mg.set_flush_denormal(False) is False
+    assert mg.set_flush_denormal(True) is False  # NumPy cannot flush: said so by the result, as PyTorch does
+    tiny = mg.tensor([1e-310], dtype=mg.float64)
+    assert (tiny * 1.0).item() == 1e-310
+
+
+def test_set_default_tensor_type_sets_the_default_float_dtype(lib):
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.set_default_tensor_type(lib.DoubleTensor)
+            assert lib.get_default_dtype() == lib.float64 and lib.zeros(1).dtype == lib.float64
+            lib.set_default_tensor_type("torch.FloatTensor")
+            assert lib.get_default_dtype() == lib.float32
+            with pytest.raises(TypeError, match="only floating-point types"):
+                lib.set_default_tensor_type(lib.LongTensor)
+        if lib is mg:  # (PyTorch warns once a process, so whether it warns here depends on the tests before)
+            assert "set_default_tensor_type() is deprecated" in str(caught[0].message)
+    finally:
+        lib.set_default_dtype(lib.float32)
+
+
+def test_anomaly_check_nan_flag(lib):
+    assert lib.is_anomaly_check_nan_enabled() is True and not lib.is_anomaly_enabled()
+    with pytest.warns(UserWarning) if lib is not mg else _nothing():
+        with lib.autograd.detect_anomaly(check_nan=False):
+            assert lib.is_anomaly_enabled() and lib.is_anomaly_check_nan_enabled() is False
+            x = lib.tensor([-1.0], requires_grad=True)
+            x.sqrt().sum().backward()  # NaN, and no error: the values are not checked
+    assert lib.is_anomaly_check_nan_enabled() is True and not lib.is_anomaly_enabled()
+    lib.set_anomaly_enabled(True, False)
+    try:
+        assert lib.is_anomaly_enabled() and not lib.is_anomaly_check_nan_enabled()
+    finally:
+        lib.set_anomaly_enabled(False)
+    assert lib.is_anomaly_check_nan_enabled() is True
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False

@@ -1,6 +1,7 @@
 """Initialisers: fill a tensor in place from minigrad's seeded generator, or the `generator=` given
 (PyTorch's names, formulas and arguments)."""
 import math
+import warnings
 
 import numpy as np
 
@@ -136,3 +137,23 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     if rows < cols:
         q = q.T
     return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
+def _deprecated(new):
+    """Old code's spelling without the underscore (nn.init.normal): the function, with PyTorch's FutureWarning."""
+    old_name = new.__name__[:-1]
+
+    def old(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new.__name__}`.", FutureWarning,
+                      stacklevel=2)
+        return new(*args, **kwargs)
+
+    old.__name__ = old.__qualname__ = old_name
+    old.__doc__ = f"{old_name}(...): deprecated, use nn.init.{new.__name__}."
+    return old
+
+
+uniform, normal, constant, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, orthogonal = (
+    _deprecated(f) for f in (uniform_, normal_, constant_, xavier_uniform_, xavier_normal_, kaiming_uniform_,
+                             kaiming_normal_, orthogonal_)
+)

@@ -7,6 +7,9 @@ x.sin_(). Each is a line here that calls minigrad's own op.
 """
 import inspect
 import sys
+import warnings
+
+from .. import dtype as _dtype
 
 from ..autograd import anomaly
 from ..nn import functional as F
@@ -197,7 +200,7 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def set_anomaly_enabled(enabled, check_nan=True):
-    anomaly.set_detect_anomaly(enabled)
+    anomaly.set_detect_anomaly(enabled, check_nan)
 
 
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
@@ -236,6 +239,44 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     return F.rms_norm(input, normalized_shape, weight, eps)
+
+
+# ---- global switches old code still sets ------------------------------------------------------------
+_warn_always = False
+
+
+def set_warn_always(b):
+    """torch.set_warn_always: PyTorch's warnings given every time rather than once. Recorded and read back
+    (minigrad's warnings follow Python's own filters, which decide how often they show)."""
+    global _warn_always
+    _warn_always = bool(b)
+
+
+def is_warn_always_enabled():
+    return _warn_always
+
+
+def set_flush_denormal(mode):
+    """torch.set_flush_denormal: False, as PyTorch answers where the CPU cannot flush subnormal floats to
+    zero: NumPy gives no control over the FPU's flush-to-zero mode, so subnormals stay exact."""
+    return False
+
+
+def set_default_tensor_type(t):
+    """torch.set_default_tensor_type(torch.DoubleTensor) or ("torch.DoubleTensor"): the default float dtype,
+    with PyTorch's deprecation warning (use set_default_dtype)."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    name = t if isinstance(t, str) else getattr(t, "__name__", repr(t))
+    by_name = {f"torch.{legacy}": dtype for dtype, legacy in _dtype.TENSOR_TYPE_NAMES.items()}
+    by_name.update({legacy: dtype for dtype, legacy in _dtype.TENSOR_TYPE_NAMES.items()})
+    if name not in by_name:
+        raise TypeError(f"invalid type: '{name}'" if "cuda" not in name else
+                        f"type {name} not available: minigrad runs on the CPU")
+    if by_name[name].kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    _dtype.set_default_dtype(by_name[name])
 
 
 # ---- functions PyTorch removed and keeps as stubs that say where they went ----------------------------
