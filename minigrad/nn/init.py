@@ -74,11 +74,22 @@ def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", ge
     """U(-b, b), b = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity, a) (leaky_relu: sqrt(2 / (1 + a^2)))."""
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"kaiming_uniform_: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    if _no_elements(tensor):
+        return tensor
     fan_in, fan_out = _fans(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
     gain = calculate_gain(nonlinearity, a)
     bound = gain * math.sqrt(3.0 / fan)
     return uniform_(tensor, -bound, bound, generator)
+
+
+def _no_elements(tensor):
+    """A tensor with a 0 in its shape (a layer of width 0: AdaptiveLogSoftmaxWithLoss's empty tail cluster)
+    has nothing to initialise, and its fan may be 0: PyTorch's warning, and nothing is done."""
+    if 0 not in tuple(tensor.shape):
+        return False
+    warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=3)
+    return True
 
 
 def _kaiming_std(op, tensor, a, mode, nonlinearity):
@@ -93,6 +104,8 @@ def _kaiming_std(op, tensor, a, mode, nonlinearity):
 
 def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """N(0, std^2), std = gain / sqrt(fan) (He et al. 2015): keeps the variance of ReLU activations."""
+    if _no_elements(tensor):
+        return tensor
     return normal_(tensor, 0.0, _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity), generator)
 
 
