@@ -4,9 +4,11 @@ graph, except ldexp (x * 2^e, differentiable in x), frexp's mantissa and nextaft
 primitives, with PyTorch's formulas)."""
 import numpy as np
 
+from .. import dtype as _dtype
+
 from ..errors import DtypeError
 from ..ops import rounding as _rounding
-from ..ops.util import promote
+from ..ops.util import promote, result_dtype
 from ..tensor import Tensor
 
 
@@ -56,8 +58,13 @@ def frexp(input):
 
 
 def ldexp(input, other):
-    # input * 2^other (differentiable in input)
-    return input * (2.0 ** (other.to(input.dtype) if isinstance(other, Tensor) else other))
+    # input * 2^other (differentiable in input), computed in the operands' result dtype, or the default
+    # float dtype where that is an integer or bool (PyTorch's: ldexp(float16, int) is float16)
+    target = result_dtype(input, other)
+    if target.kind != "f":
+        target = _dtype.get_default_dtype()
+    scale = 2.0 ** (other.to(target) if isinstance(other, Tensor) else other)
+    return (input.to(target) if isinstance(input, Tensor) else float(input)) * scale
 
 
 def nextafter(input, other):

@@ -195,6 +195,11 @@ def _operands(a, b, op):
     a, b = promote(a, b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: expects a tensor among its operands, got {type(a).__name__} and {type(b).__name__}")
+    # a Python number as a 0-d constant of the result dtype, so that NumPy cannot widen it (np.abs(2) is int64)
+    target = result_dtype(a, b)
+    if target == np.bool_:  # NumPy would answer in int8; PyTorch has no rounded division of bools
+        raise DtypeError(f"{op}: not defined for two bool operands, as in PyTorch (convert one with .long())")
+    a, b = (x if isinstance(x, Tensor) else Tensor._make(np.asarray(x, dtype=target)) for x in (a, b))
     if result_dtype(a, b).kind != "f":
         b_data = b._array if isinstance(b, Tensor) else np.asarray(b)
         if np.any(b_data == 0):
