@@ -146,7 +146,8 @@ def test_torch_level_losses_gradcheck(name, args, expected):
 
 # ---- names old code still uses --------------------------------------------------------------------
 INIT_OLD_NAMES = [("uniform", (0.0, 1.0)), ("normal", (0.0, 1.0)), ("constant", (0.5,)), ("xavier_uniform", ()),
-                  ("xavier_normal", ()), ("kaiming_uniform", ()), ("kaiming_normal", ()), ("orthogonal", ())]
+                  ("xavier_normal", ()), ("kaiming_uniform", ()), ("kaiming_normal", ()), ("orthogonal", ()),
+                  ("eye", ()), ("sparse", (0.5,))]
 
 
 @pytest.mark.parametrize("name, args", INIT_OLD_NAMES, ids=[n for n, _ in INIT_OLD_NAMES])
@@ -250,3 +251,20 @@ class _nothing:
 
     def __exit__(self, *exc_info):
         return False
+
+
+def test_nn_init_eye_dirac_and_sparse(lib):
+    w = lib.nn.init.eye_(lib.empty(3, 5))
+    np.testing.assert_array_equal(w.numpy(), np.eye(3, 5))
+    conv = lib.nn.init.dirac_(lib.empty(4, 2, 3, 3), groups=2)
+    expected = np.zeros((4, 2, 3, 3))
+    for out, inp in ((0, 0), (1, 1), (2, 0), (3, 1)):  # two groups of two output channels
+        expected[out, inp, 1, 1] = 1
+    np.testing.assert_array_equal(conv.numpy(), expected)
+    lib.manual_seed(0)
+    sparse = lib.nn.init.sparse_(lib.empty(10, 6), sparsity=0.3, std=0.5).numpy()
+    assert ((sparse == 0).sum(0) == 3).all()  # ceil(0.3 * 10) zeros in every column
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions"):
+        lib.nn.init.eye_(lib.empty(2, 2, 2))
+    with pytest.raises(ValueError, match="dim 0 must be divisible by groups"):
+        lib.nn.init.dirac_(lib.empty(3, 2, 3), groups=2)

@@ -152,6 +152,42 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     return _fill(tensor, (gain * q).reshape(tensor.shape))
 
 
+def eye_(tensor):
+    """The identity matrix (ones on the diagonal of a 2-D tensor, zeros elsewhere), as torch.nn.init.eye_."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def dirac_(tensor, groups=1):
+    """The Dirac delta of a convolution weight (3, 4 or 5 dims): each output channel of a group passes its
+    input channel through at the kernel's centre, so the convolution is the identity where it can be."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = tensor.shape[0] // groups
+    values = np.zeros(tensor.shape)
+    centre = tuple(size // 2 for size in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            values[(g * per_group + d, d) + centre] = 1
+    return _fill(tensor, values)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """N(0, std^2) values with ceil(sparsity * rows) of each column's entries, at random rows, set to 0
+    (Martens 2010), as torch.nn.init.sparse_ (2-D tensors)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    rng = _random.numpy_generator(generator, "sparse_")
+    values = rng.normal(0.0, std, (rows, cols))
+    for col in range(cols):
+        values[rng.permutation(rows)[:math.ceil(sparsity * rows)], col] = 0
+    return _fill(tensor, values)
+
+
 def _deprecated(new):
     """Old code's spelling without the underscore (nn.init.normal): the function, with PyTorch's FutureWarning."""
     old_name = new.__name__[:-1]
@@ -166,7 +202,8 @@ def _deprecated(new):
     return old
 
 
-uniform, normal, constant, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, orthogonal = (
+(uniform, normal, constant, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, orthogonal, eye, dirac,
+ sparse) = (
     _deprecated(f) for f in (uniform_, normal_, constant_, xavier_uniform_, xavier_normal_, kaiming_uniform_,
-                             kaiming_normal_, orthogonal_)
+                             kaiming_normal_, orthogonal_, eye_, dirac_, sparse_)
 )
