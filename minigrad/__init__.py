@@ -37,7 +37,9 @@ from .dtype import (
 )
 from .dtype import bfloat16  # a name only: NumPy has no bfloat16, so making a tensor of it is refused
 from .dtype import bool_ as bool  # noqa: A001  (PyTorch's name: mg.bool)
-from .autograd.anomaly import AnomalyError, detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .autograd.anomaly import (
+    AnomalyError, detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
+)
 from .errors import ShapeError
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -110,7 +112,11 @@ from .torch_compat.torch_forms import (
 )
 from .torch_compat.torch_forms import set_anomaly_enabled
 from .torch_compat.torch_forms import (
-    batch_norm, ctc_loss, eig, group_norm, instance_norm, lstsq, matrix_rank, rms_norm, solve, symeig, typename,
+    batch_norm, ctc_loss, eig, group_norm, instance_norm, layer_norm, lstsq, matrix_rank, rms_norm, solve, symeig,
+    typename,
+)
+from .torch_compat.torch_forms import (
+    is_warn_always_enabled, set_default_tensor_type, set_flush_denormal, set_warn_always,
 )
 from .torch_compat.dtype_info import can_cast, finfo, iinfo, promote_types, result_type
 from .autograd.func import vmap  # torch.vmap is torch.func.vmap (a loop over the mapped dim)
@@ -128,8 +134,12 @@ from .composites.linalg import (  # the older torch-level names of torch.linalg'
 )
 from .composites.linalg import householder_product as orgqr, torch_lu as lu, torch_lu_solve as lu_solve
 from .composites.lobpcg import lobpcg
-from .kernels import activations, layer_norm, linear, losses, softmax as _softmax_kernels, statistics  # noqa: F401
-# (importing the kernels registers each for its composite: minigrad/composites/__init__.py)
+# Importing the kernels registers each for its composite (minigrad/composites/__init__.py). Under private
+# names: a module bound as `layer_norm` would shadow torch.layer_norm, the function.
+from .kernels import (  # noqa: F401
+    activations as _activation_kernels, layer_norm as _layer_norm_kernels, linear as _linear_kernels,
+    losses as _loss_kernels, softmax as _softmax_kernels, statistics as _statistics_kernels,
+)
 from .random import manual_seed, multinomial
 from .random import (  # Generator objects and the default generator's state, as torch.*
     Generator, get_rng_state, initial_seed, seed, set_rng_state,
@@ -151,7 +161,8 @@ from .torch_compat.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .torch_compat.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .torch_compat.compiler import compile  # noqa: A004  (returns the model or function unchanged)
 from .torch_compat.determinism import (
-    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, use_deterministic_algorithms,
 )
 from .torch_compat.size import Size  # torch.Size: what .shape and .size() return
 from .torch_compat.printing import set_printoptions, get_printoptions  # how tensors print, as torch's

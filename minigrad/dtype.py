@@ -1,4 +1,7 @@
 """Data types: minigrad's dtypes are NumPy dtypes, under PyTorch's names."""
+import sys
+import types
+
 import numpy as np
 
 float16 = np.dtype(np.float16)  # storage and conversion (x.half()); NumPy computes in it, slowly
@@ -123,3 +126,14 @@ TENSOR_TYPE_NAMES = {
     float16: "HalfTensor", float32: "FloatTensor", float64: "DoubleTensor", uint8: "ByteTensor",
     int8: "CharTensor", int16: "ShortTensor", int32: "IntTensor", int64: "LongTensor", bool_: "BoolTensor",
 }
+
+
+class _DtypeModule(types.ModuleType):
+    """torch.dtype is the class of the dtypes (`isinstance(d, torch.dtype)`); minigrad.dtype is this module,
+    and answers isinstance in the same way (a dtype is a NumPy dtype, or a name-only one like bfloat16)."""
+
+    def __instancecheck__(self, obj):
+        return isinstance(obj, (np.dtype, _AbsentDtype))
+
+
+sys.modules[__name__].__class__ = _DtypeModule

@@ -702,10 +702,11 @@ class CustomFunctionNode(Function, arrays=True):
         for k, (g, parent) in enumerate(zip(result, node.parents)):
             if parent is None or g is None:
                 grads.append(None)
-            elif not isinstance(g, Tensor):
-                raise TypeError(
+            elif not isinstance(g, Tensor):  # a RuntimeError, as PyTorch's "expected Variable or None"
+                hint = " (wrap an array with torch.from_numpy)" if isinstance(g, np.ndarray) else ""
+                raise RuntimeError(
                     f"{node.function_cls.__name__}.backward must return Tensors or None, got "
-                    f"{type(g).__name__} for input {k}"
+                    f"{type(g).__name__} for input {k}{hint}"
                 )
             else:
                 grads.append(g)

@@ -380,10 +380,11 @@ class Tensor:
             raise RuntimeError(f"data: cannot assign {array.dtype} values to a tensor that requires grad")
         self._array = array
 
-    def numpy(self):
+    def numpy(self, *, force=False):
         """The NumPy array itself (shared). Refused while the tensor requires grad and grad mode is on, as
-        PyTorch: inside no_grad, or a Function's forward, the values are there to be read."""
-        if self.requires_grad and grad_mode._GradMode.enabled:
+        PyTorch: inside no_grad, or a Function's forward, the values are there to be read; force=True reads
+        them anyway (PyTorch's: as detach().numpy())."""
+        if self.requires_grad and grad_mode._GradMode.enabled and not force:
             raise RuntimeError(
                 "Can't call numpy() on a tensor that requires grad: use tensor.detach().numpy()"
             )

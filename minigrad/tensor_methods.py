@@ -562,6 +562,24 @@ class _Methods:
         """The last two dims swapped (a batch of transposed matrices)."""
         return self.transpose(-2, -1)
 
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix: for real tensors, its transpose (a 0-d tensor: itself)."""
+        if self.ndim == 0:
+            return self
+        if self.ndim != 2:
+            more = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 else ""
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.{more}")
+        return self.transpose(0, 1)
+
+    @property
+    def mH(self):
+        """The conjugate transpose of each matrix of a batch: for real tensors, mT."""
+        if self.ndim < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
@@ -718,31 +736,41 @@ class _Methods:
     def __ge__(self, other):
         return _ops.ge(self, other)
 
+    # ~, &, |, ^ are PyTorch's bitwise operators: logical on bool tensors, bitwise on integers (a float
+    # is refused), with the promotion of every op (bool & uint8 is uint8; bool & 1 is int64)
     def __invert__(self):
-        if self.dtype.kind != "b":  # (~ of an integer tensor is bitwise_not, of a float one an error, as PyTorch's)
-            if self.dtype.kind in "iu":
-                return _bitwise.bitwise_not(self)
-            raise TypeError(f"~ (bitwise_not): expects a bool or integer tensor, got {self.dtype}")
-        return _ops.logical_not(self)
+        return _bitwise.bitwise_not(self)
 
     def __and__(self, other):
-        return _ops.logical_and(self, other)
+        return _bitwise.bitwise_and(self, other)
+
+    def __rand__(self, other):
+        return _bitwise.bitwise_and(other, self)
 
     def __or__(self, other):
-        return _ops.logical_or(self, other)
+        return _bitwise.bitwise_or(self, other)
 
-    def _logical_inplace(self, op, compute, array_op, other):
-        # & and | are logical in minigrad (on bool tensors), so their in-place forms are too
-        if self.dtype != np.bool_:
-            raise TypeError(f"{op}: minigrad's & and | are logical operations, so &= and |= need a bool tensor; "
-                            f"this one is {self.dtype}")
-        return self._inplace_op(op, compute, self._checked_operand(op, other), array_op=array_op)
+    def __ror__(self, other):
+        return _bitwise.bitwise_or(other, self)
+
+    def __xor__(self, other):
+        return _bitwise.bitwise_xor(self, other)
+
+    def __rxor__(self, other):
+        return _bitwise.bitwise_xor(other, self)
+
+    def _bitwise_inplace(self, op, function, array_op, other):
+        # in place, the result keeps this tensor's dtype: uint8 &= bool works, bool &= uint8 is refused
+        return self._inplace_op(op, function, self._checked_operand(op, other), array_op=array_op)
 
     def __iand__(self, other):  # mask &= other, in place as in PyTorch (Python would otherwise rebind)
-        return self._logical_inplace("__iand__", lambda t, o: t & o, np.logical_and, other)
+        return self._bitwise_inplace("__iand__", _bitwise.bitwise_and, np.bitwise_and, other)
 
     def __ior__(self, other):
-        return self._logical_inplace("__ior__", lambda t, o: t | o, np.logical_or, other)
+        return self._bitwise_inplace("__ior__", _bitwise.bitwise_or, np.bitwise_or, other)
+
+    def __ixor__(self, other):
+        return self._bitwise_inplace("__ixor__", _bitwise.bitwise_xor, np.bitwise_xor, other)
 
     def __getitem__(self, index):
         return _ops.getitem(self, index)

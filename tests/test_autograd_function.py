@@ -228,6 +228,26 @@ def test_setup_context_form():
     assert mg.autograd.gradcheck(Cube.apply, float64_inputs(mg, (5,)))
 
 
+def test_a_backward_returning_an_array_raises_runtime_error_in_both_libraries(lib):
+    class ReturnsArray(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return np.ones(2)
+
+    a = lib.ones(2, requires_grad=True)
+    caught = None
+    try:  # the user's own handler: a RuntimeError, in both libraries
+        ReturnsArray.apply(a).sum().backward()
+    except RuntimeError as error:
+        caught = error
+    assert caught is not None and "ndarray" in str(caught)
+    assert a.grad is None
+
+
 def test_bad_functions_get_clear_errors():
     class TooFew(Function):
         @staticmethod
@@ -251,7 +271,9 @@ def test_bad_functions_get_clear_errors():
         def backward(ctx, g):
             return np.ones(2)
 
-    with pytest.raises(TypeError, match="ReturnsArray.backward must return Tensors or None, got ndarray"):
+    # a RuntimeError as in PyTorch ("expected Variable or None"), so that `except RuntimeError` catches it
+    with pytest.raises(RuntimeError, match="ReturnsArray.backward must return Tensors or None, got ndarray "
+                                           r"for input 0 \(wrap an array with torch.from_numpy\)"):
         ReturnsArray.apply(a).sum().backward()
     with pytest.raises(TypeError, match="save_for_backward: only Tensors"):
         class SavesNumber(Function):

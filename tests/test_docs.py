@@ -2,7 +2,7 @@
 Python snippet parses (and the whole ones run), and every relative link leads somewhere.
 
 - A `minigrad ...` command is parsed by the CLI's own parser (an unknown option or task fails), and
-  each subcommand shown answers `--help`; `python -m minigrad.run ...` likewise.
+  each subcommand shown answers `--help`; `python -m minigrad run ...` likewise.
 - `python FILE ARGS` (examples, benchmarks, tools): FILE exists and each `--option` shown is one that
   FILE defines. The examples themselves run in tests/test_examples.py.
 - `pip install -e ".[EXTRA]"`: setup.cfg has that extra.
@@ -98,9 +98,9 @@ def check_command(words, where):
     if head in ("python", "python3"):
         if words[1:3] == ["-m", "pytest"]:
             return []
-        if words[1:3] == ["-m", "minigrad.run"]:
+        if words[1:4] == ["-m", "minigrad", "run"]:
             parser = script_runner.add_arguments(__import__("argparse").ArgumentParser())
-            problem = parses(parser, words[3:])
+            problem = parses(parser, words[4:])
             return [f"{where}: {shlex.join(words)}: {problem}"] if problem else []
         script = ROOT / words[1]
         if not script.is_file():

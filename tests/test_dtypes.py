@@ -122,3 +122,125 @@ def test_bfloat16_is_a_name_that_is_refused_where_a_tensor_would_hold_it():
     with pytest.raises(TypeError, match="set_default_dtype: minigrad.bfloat16 cannot be the default"):
         mg.set_default_dtype(mg.bfloat16)
     assert mg.get_default_dtype() == mg.float32
+
+
+# ---- the whole promotion table, for every binary op (issue 39) ---------------------------------------
+# tests/data/promotion_table.json holds, for each pair of operands ("t:int8" a tensor with dims, "0:int8" a
+# 0-d tensor, "s:int" a Python number), the dtype PyTorch's documented rules give them; it is written by
+# tools/promotion_table.py from those rules, not from either library. Each op maps it: SAME keeps it,
+# BOOL gives bool, FLOAT gives the default float dtype where it is an integer or bool.
+import itertools  # noqa: E402
+import json  # noqa: E402
+import runpy  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+_ROOT = Path(__file__).resolve().parent.parent
+PROMOTION = json.loads((_ROOT / "tests" / "data" / "promotion_table.json").read_text())
+SAME, BOOL, FLOAT = "same", "bool", "float"
+BINARY_OPS = {  # name: (the call on (lib, a, b), how its result dtype follows from the table)
+    "add": (lambda L, a, b: L.add(a, b), SAME), "sub": (lambda L, a, b: L.sub(a, b), SAME),
+    "mul": (lambda L, a, b: L.mul(a, b), SAME), "+": (lambda L, a, b: a + b, SAME),
+    "-": (lambda L, a, b: a - b, SAME), "*": (lambda L, a, b: a * b, SAME), "**": (lambda L, a, b: a ** b, SAME),
+    "//": (lambda L, a, b: a // b, SAME), "%": (lambda L, a, b: a % b, SAME),
+    "pow": (lambda L, a, b: L.pow(a, b), SAME), "remainder": (lambda L, a, b: L.remainder(a, b), SAME),
+    "fmod": (lambda L, a, b: L.fmod(a, b), SAME), "floor_divide": (lambda L, a, b: L.floor_divide(a, b), SAME),
+    "div_trunc": (lambda L, a, b: L.div(a, b, rounding_mode="trunc"), SAME),
+    "div_floor": (lambda L, a, b: L.div(a, b, rounding_mode="floor"), SAME),
+    "maximum": (lambda L, a, b: L.maximum(a, b), SAME), "minimum": (lambda L, a, b: L.minimum(a, b), SAME),
+    "fmax": (lambda L, a, b: L.fmax(a, b), SAME), "fmin": (lambda L, a, b: L.fmin(a, b), SAME),
+    "where": (lambda L, a, b: L.where(L.tensor(True), a, b), SAME),
+    "bitwise_and": (lambda L, a, b: L.bitwise_and(a, b), SAME), "&": (lambda L, a, b: a & b, SAME),
+    "|": (lambda L, a, b: a | b, SAME), "^": (lambda L, a, b: a ^ b, SAME),
+    "bitwise_or": (lambda L, a, b: L.bitwise_or(a, b), SAME), "bitwise_xor": (lambda L, a, b: L.bitwise_xor(a, b), SAME),
+    "eq": (lambda L, a, b: L.eq(a, b), BOOL), "<": (lambda L, a, b: a < b, BOOL), "ge": (lambda L, a, b: L.ge(a, b), BOOL),
+    "ne": (lambda L, a, b: a != b, BOOL), "logical_and": (lambda L, a, b: L.logical_and(a, b), BOOL),
+    "logical_or": (lambda L, a, b: L.logical_or(a, b), BOOL), "logical_xor": (lambda L, a, b: L.logical_xor(a, b), BOOL),
+    "div": (lambda L, a, b: L.div(a, b), FLOAT), "/": (lambda L, a, b: a / b, FLOAT),
+    "true_divide": (lambda L, a, b: L.true_divide(a, b), FLOAT), "atan2": (lambda L, a, b: L.atan2(a, b), FLOAT),
+    "hypot": (lambda L, a, b: L.hypot(a, b), FLOAT), "copysign": (lambda L, a, b: L.copysign(a, b), FLOAT),
+    "logaddexp": (lambda L, a, b: L.logaddexp(a, b), FLOAT), "xlogy": (lambda L, a, b: L.xlogy(a, b), FLOAT),
+    "ldexp": (lambda L, a, b: L.ldexp(a, b), FLOAT),
+}
+
+
+def _operand(lib, operand):
+    kind, name = operand.split(":")
+    if kind == "s":
+        return {"bool": True, "int": 2, "float": 2.5}[name]
+    values = [True, True] if name == "bool" else [3, 2]  # (no zero: integer division by 0 is an error)
+    return lib.tensor(values if kind == "t" else values[0], dtype=getattr(lib, name))
+
+
+def _expected(promoted, rule):
+    if rule == BOOL:
+        return "bool"
+    return "float32" if rule == FLOAT and not promoted.startswith("float") else promoted
+
+
+def _result_dtypes(lib, name):
+    """{pair: the op's result dtype on it, or None where the library refuses the pair}."""
+    call, _ = BINARY_OPS[name]
+    results = {}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for pair in PROMOTION:
+            a, b = pair.split(",")
+            try:
+                out = call(lib, _operand(lib, a), _operand(lib, b))
+            except (TypeError, RuntimeError, ValueError, ZeroDivisionError):
+                results[pair] = None
+                continue
+            results[pair] = str(out.dtype).replace("torch.", "")
+    return results
+
+
+def test_the_committed_promotion_table_is_pytorchs_documented_rules():
+    rules = runpy.run_path(str(_ROOT / "tools" / "promotion_table.py"), run_name="promotion_table")
+    assert rules["table"]() == PROMOTION
+    assert len(PROMOTION) == 432
+    # the rules' own examples (PyTorch's "Type promotion" docs)
+    assert PROMOTION["t:float32,0:float64"] == "float32" and PROMOTION["t:int32,0:int64"] == "int32"
+    assert PROMOTION["t:int32,s:float"] == "float32" and PROMOTION["t:uint8,t:int8"] == "int16"
+    assert PROMOTION["t:bool,t:uint8"] == "uint8" and PROMOTION["0:int64,s:float"] == "float32"
+    assert PROMOTION["t:bool,s:int"] == "int64" and PROMOTION["t:uint8,s:int"] == "uint8"
+
+
+# refusals that PyTorch makes too: bitwise ops on floats; subtraction, rounded division, remainders and
+# powers of two bools (PyTorch: "not implemented for 'Bool'"; bool ** a Python bool is computed)
+def _refused_by_rule(name, pair, promoted):
+    if name in ("bitwise_and", "bitwise_or", "bitwise_xor", "&", "|", "^"):
+        return promoted.startswith("float")
+    if name in ("sub", "-", "%", "//", "remainder", "fmod", "floor_divide", "div_trunc", "div_floor"):
+        return promoted == "bool"
+    if name in ("pow", "**"):
+        return promoted == "bool" and pair not in ("t:bool,s:bool", "0:bool,s:bool")
+    return False
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_OPS))
+def test_every_binary_op_gives_the_dtype_of_the_promotion_table(name):
+    rule = BINARY_OPS[name][1]
+    ours = _result_dtypes(mg, name)
+    wrong = {pair: (got, _expected(PROMOTION[pair], rule)) for pair, got in ours.items()
+             if got is not None and got != _expected(PROMOTION[pair], rule)}
+    assert wrong == {}, f"{name}: {len(wrong)} pairs give another dtype than PyTorch's rules, e.g. {list(wrong.items())[:5]}"
+    refused = [pair for pair, got in ours.items() if got is None and not _refused_by_rule(name, pair, PROMOTION[pair])]
+    assert refused == [], f"{name}: refuses {len(refused)} pairs, e.g. {refused[:5]}"
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("name", sorted(BINARY_OPS))
+def test_every_binary_op_gives_pytorchs_dtype(name):
+    rule = BINARY_OPS[name][1]
+    theirs, ours = _result_dtypes(torch, name), _result_dtypes(mg, name)
+    # PyTorch itself follows the table wherever it computes the op
+    assert {p: d for p, d in theirs.items() if d is not None and d != _expected(PROMOTION[p], rule)} == {}
+    # minigrad gives PyTorch's dtype wherever PyTorch computes the op (it may compute more: bool - bool)
+    differ = {p: (ours[p], d) for p, d in theirs.items() if d is not None and ours[p] != d}
+    assert differ == {}, f"{name}: {list(differ.items())[:5]}"

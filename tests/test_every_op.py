@@ -142,6 +142,10 @@ CASES = {
     "linalg eigh": (lambda x: (lambda w, v: (w, v * v))(*mg.linalg.eigh(x + x.mT)), [normal(3, 3)]),
     "linalg svd": (lambda a: (lambda u, s, vh: (s, u @ vh))(*mg.linalg.svd(a, full_matrices=False)), [normal(4, 2)]),
     "linalg qr": (lambda a: tuple(mg.linalg.qr(a)), [normal(4, 3)]),
+    # steps and the pieces of a float (ops/rounding.py): values away from their jumps
+    "sign (a zero gradient)": (lambda x: mg.sign(x) * x, [normal(3, 4)]),
+    "nextafter": (lambda x: mg.nextafter(x, mg.zeros_like(x)), [normal(3, 4)]),
+    "frexp mantissa": (lambda x: mg.frexp(x)[0], [normal(3, 4)]),
 }
 
 

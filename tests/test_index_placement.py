@@ -111,7 +111,7 @@ def _random_index(rng):
     dims_left = n_consuming
     while dims_left > 0:
         kind = rng.choice(["int", "negint", "slice", "stepslice", "negslice", "tensor", "tensor", "list",
-                           "mask", "mask2", "int0d"])
+                           "tuple", "list2d", "mask", "mask2", "int0d"])
         if kind == "mask2" and dims_left < 2:
             continue
         kinds.append(kind)
@@ -163,6 +163,11 @@ def _random_index(rng):
             parts.append(("tensor", rng.integers(-size, size, size=shape)))
         elif k == "list":
             parts.append(("list", [int(v) for v in rng.integers(-size, size, size=3)]))
+        elif k == "tuple":  # a tuple inside the index is a sequence index, as a list (issue 39)
+            parts.append(("tuple", tuple(int(v) for v in rng.integers(-size, size, size=3))))
+        elif k == "list2d":  # nested lists: an index of shape (2, 3) or (1, 3)
+            rows = int(rng.integers(1, 3))
+            parts.append(("list2d", [[int(v) for v in row] for row in rng.integers(-size, size, size=(rows, 3))]))
         elif k == "mask":
             mask = np.zeros(size, dtype=bool)
             mask[rng.choice(size, 3, replace=False)] = True
@@ -180,7 +185,7 @@ def _build(parts, lib):
     for p in parts:
         if isinstance(p, tuple):
             kind, value = p
-            out.append(list(value) if kind == "list" else lib.tensor(value))
+            out.append(value if kind in ("list", "tuple", "list2d") else lib.tensor(value))
         else:
             out.append(p)
     return tuple(out)
@@ -194,7 +199,7 @@ def test_sweep_against_pytorch():
     """N_SWEEP random index combinations: x[index]'s values, its gradient, and x[index] = value."""
     rng = np.random.default_rng(33)
     data = rng.standard_normal(SHAPE)
-    checked = numpy_differs = 0
+    checked = numpy_differs = sequences = 0
     for case in range(N_SWEEP):
         parts = _random_index(rng)
         it, im = _build(parts, torch), _build(parts, mg)
@@ -209,6 +214,10 @@ def test_sweep_against_pytorch():
         ym = xm[im]
         where = f"case {case}: index {parts!r}"
         numpy_parts = tuple(np.asarray(p[1]) if isinstance(p, tuple) else p for p in parts)
+        if all(not isinstance(p, tuple) or p[0] != "tensor" or p[1].dtype != bool for p in parts) \
+                and True not in [p for p in parts if isinstance(p, bool)]:  # the loop reference has no masks
+            np.testing.assert_array_equal(reference_index(data, parts), yt.detach().numpy(), err_msg=where)
+            sequences += any(isinstance(p, tuple) and p[0] in ("tuple", "list2d") for p in parts)
         try:
             numpy_differs += data[numpy_parts].shape != tuple(yt.shape)
         except IndexError:
@@ -245,3 +254,108 @@ def test_sweep_against_pytorch():
         checked += 1
     assert checked > N_SWEEP * 0.8  # most draws are valid indices, so the sweep checks what it says
     assert numpy_differs >= 20  # and enough of them place dims where NumPy's rule would not
+    assert sequences >= 40  # tuples and nested lists as indices, checked against the loop reference too
+
+
+# ---- the same sweep without PyTorch: a reference written from PyTorch's rule, by loops ---------------
+def reference_index(data, parts):
+    """data[index] by PyTorch's rule, computed without NumPy's advanced indexing: integers select their dim
+    away first; the sequence indices (tensors, lists, tuples) broadcast together to B; each position m of B
+    takes data at the sequences' entries m (the other parts applied as they are), and B's dims go where
+    the first sequence was when the sequences are adjacent (once the integers are gone), else first.
+    Handles integers, slices, None, ... and integer sequences (the sweep's draws without bool masks)."""
+    parts = [np.asarray(p[1]) if isinstance(p, tuple) else p for p in parts]
+    parts = [int(p) if isinstance(p, np.ndarray) and p.ndim == 0 else p for p in parts]
+    if Ellipsis in [p for p in parts if not isinstance(p, np.ndarray)]:
+        at = next(k for k, p in enumerate(parts) if p is Ellipsis)
+        consumed = sum(1 for p in parts if p is not None and p is not Ellipsis)
+        parts = parts[:at] + [slice(None)] * (data.ndim - consumed) + parts[at + 1:]
+    parts += [slice(None)] * (data.ndim - sum(1 for p in parts if p is not None))
+    # 1. the integers, selected away (from the last, so the earlier dims keep their numbers)
+    dims, dim = [], 0
+    for p in parts:
+        dims.append(dim)
+        dim += p is not None
+    for p, d in reversed(list(zip(parts, dims))):
+        if isinstance(p, int):
+            data = np.take(data, p, axis=d)
+    parts = [p for p in parts if not isinstance(p, int)]
+    sequence_at = [k for k, p in enumerate(parts) if isinstance(p, np.ndarray)]
+    if not sequence_at:
+        return data[tuple(parts)]
+    broadcast = np.broadcast_arrays(*[parts[k] for k in sequence_at])
+    adjacent = sequence_at == list(range(sequence_at[0], sequence_at[-1] + 1))
+    # 2. one slice of the result per position of B: the sequences' entries there, as integers
+    pieces = []
+    for m in np.ndindex(*broadcast[0].shape):
+        entry = list(parts)
+        for k, array in zip(sequence_at, broadcast):
+            entry[k] = int(array[m])
+        pieces.append(reference_index(data, [("int0d", np.array(e)) if isinstance(e, int) else e for e in entry]))
+    rest = pieces[0].shape if pieces else reference_index(
+        data, [0 if isinstance(p, np.ndarray) else p for p in parts]).shape
+    out = np.array(pieces).reshape(broadcast[0].shape + rest)
+    if adjacent:  # B's dims where the first sequence was: after the dims of the parts before it
+        before = sum(1 for p in parts[:sequence_at[0]])  # each slice or None before it gives one dim
+        out = np.moveaxis(out, list(range(len(broadcast[0].shape))),
+                          list(range(before, before + len(broadcast[0].shape))))
+    return out
+
+
+def test_the_issue_index_with_sequences_split_by_none_and_slices():
+    """x[1, (2, 1, 0), None, c, (2, 1, 0), e] (issue 39): sequences split by None and a tensor, after an
+    integer: their broadcast dims go first (not adjacent), as PyTorch places them."""
+    data = np.arange(4 * 5 * 6 * 4 * 5, dtype=np.float64).reshape(4, 5, 6, 4, 5)
+    c, e = np.array([[0, 1, 2]]), np.array([[0], [1]])
+    x = mg.tensor(data, requires_grad=True)
+    y = x[1, (2, 1, 0), None, mg.tensor(c), (2, 1, 0), mg.tensor(e)]
+    assert tuple(y.shape) == (2, 3, 1)
+    for i in range(2):
+        for j in range(3):
+            assert y[i, j, 0].item() == data[1, (2, 1, 0)[j], c[0, j], (2, 1, 0)[j], e[i, 0]]
+    assert tuple(x[(2, 1, 0), None, :, slice(1, 3), [2, 1, 0]].shape) == (3, 1, 5, 2, 5)
+    assert tuple(x[:, (2, 1, 0), [[0], [1]]].shape) == (4, 2, 3, 4, 5)  # adjacent: in place
+    assert tuple(x[(1, 2)].shape) == (6, 4, 5)  # the whole index a tuple: x[1, 2], as in Python
+    y.sum().backward()
+    expected = np.zeros_like(data)
+    np.add.at(expected, (1, np.array([2, 1, 0])[None, :], c, np.array([2, 1, 0])[None, :], e), 1.0)
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+def test_sweep_without_pytorch_against_the_loop_reference():
+    """The sweep's draws without bool masks, each compared with reference_index: values, and the gradient
+    (the upstream gradient added at the places read, found by indexing the positions with the reference)."""
+    rng = np.random.default_rng(39)
+    data = rng.standard_normal(SHAPE)
+    positions = np.arange(data.size).reshape(SHAPE)
+    checked = sequences = 0
+    for case in range(250):
+        parts = _random_index(rng)
+        if any(isinstance(p, bool) or (isinstance(p, tuple) and p[0] == "tensor" and p[1].dtype == bool)
+               for p in parts):
+            continue
+        try:
+            expected = reference_index(data, parts)
+        except (IndexError, ValueError):  # sequences that do not broadcast: minigrad must refuse as well
+            with pytest.raises((IndexError, ValueError, mg.errors.ShapeError)):
+                mg.tensor(data)[_build(parts, mg)]
+            continue
+        where = f"case {case}: index {parts!r}"
+        x = mg.tensor(data, requires_grad=True)
+        y = x[_build(parts, mg)]
+        assert tuple(y.shape) == expected.shape, where
+        np.testing.assert_array_equal(y.detach().numpy(), expected, err_msg=where)
+        r = rng.standard_normal(expected.shape)
+        (y * mg.tensor(r)).sum().backward()
+        grad = np.zeros(data.size)
+        np.add.at(grad, reference_index(positions, parts).ravel(), r.ravel())
+        np.testing.assert_allclose(x.grad.numpy(), grad.reshape(SHAPE), rtol=1e-12, atol=1e-12, err_msg=where)
+        checked += 1
+        sequences += any(isinstance(p, tuple) and p[0] in ("tuple", "list2d", "list") for p in parts)
+    assert checked >= 100 and sequences >= 30
+
+
+def test_tuple_index_gradcheck():
+    x = mg.tensor(np.random.default_rng(3).standard_normal((3, 4, 5)), requires_grad=True)
+    assert gradcheck(lambda t: t[1, (0, 3), None, (4, 1)] ** 2, (x,))
+    assert gradgradcheck(lambda t: t[(2, 0), :, [[1], [3]]] ** 2, (x,))

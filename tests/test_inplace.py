@@ -359,10 +359,23 @@ def test_logical_augmented_assignment_is_in_place(lib):
     assert values(alias) == [True, False, False]
 
 
-def test_logical_augmented_assignment_on_integers_is_refused():
-    ints = mg.tensor([1, 2])
-    with pytest.raises(TypeError, match="&= and \\|= need a bool tensor; this one is int64"):
-        ints |= mg.tensor([1, 0])
+def test_bitwise_augmented_assignment_on_integers_as_pytorch(lib):
+    """&=, |=, ^= are bitwise on integers (PyTorch's operators), in place; the result keeps the tensor's
+    dtype, so bool &= uint8 (a uint8 result) is refused while uint8 &= bool works."""
+    ints = lib.tensor([6, 3], dtype=lib.uint8)
+    alias = ints
+    ints |= lib.tensor([1, 8], dtype=lib.uint8)
+    assert alias is ints and values(ints) == [7, 11] and ints.dtype == lib.uint8
+    ints &= lib.tensor([True, False])
+    assert values(ints) == [1, 0] and ints.dtype == lib.uint8
+    ints ^= 3
+    assert values(ints) == [2, 3]
+    mask = lib.tensor([True, False])
+    with pytest.raises((TypeError, RuntimeError)):
+        mask &= lib.tensor([1, 2], dtype=lib.uint8)
+    assert values(mask) == [True, False]
+    with pytest.raises((TypeError, RuntimeError)):
+        lib.tensor([1.0]).__ior__(lib.tensor([1.0]))  # floats have no bitwise or
 
 
 # ---- a tensor an op saved, changed in place before backward: an error, not a wrong gradient ------

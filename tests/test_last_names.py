@@ -290,3 +290,50 @@ def test_adaptive_log_softmax_matches_torch():
     np.testing.assert_allclose(layer.log_prob(x).detach().numpy(),
                                theirs.log_prob(torch.tensor(x.numpy())).detach().numpy(), rtol=1e-12)
     assert layer.predict(x).tolist() == theirs.predict(torch.tensor(x.numpy())).tolist()
+
+
+# a tail cluster of width 0 (in_features / div_value^2 rounds to 0): PyTorch builds Linear(6, 0) and
+# Linear(0, 3), whose initialisation is a no-op with a warning; the cluster's classes then share the head's
+# probability evenly (its logits are all 0). minigrad raised ZeroDivisionError (issue 39).
+def _adaptive_with_an_empty_tail():
+    with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
+        layer = mg.nn.AdaptiveLogSoftmaxWithLoss(6, 10, [3, 7], div_value=4.0).double()
+    x = mg.tensor(np.random.default_rng(7).standard_normal((5, 6)))
+    return layer, x, mg.tensor([0, 3, 5, 7, 9])
+
+
+def test_adaptive_log_softmax_with_a_tail_of_width_zero():
+    layer, x, target = _adaptive_with_an_empty_tail()
+    assert tuple(layer.tail[1][0].weight.shape) == (0, 6) and tuple(layer.tail[1][1].weight.shape) == (3, 0)
+    logp = layer.log_prob(x).detach().numpy()
+    np.testing.assert_allclose(np.exp(logp).sum(1), 1, rtol=1e-12)
+    head = _log_softmax_np(x.numpy() @ layer.head.weight.detach().numpy().T)
+    np.testing.assert_allclose(logp[:, 7:], np.repeat(head[:, 4:5] - np.log(3), 3, 1), rtol=1e-12)  # uniform there
+    output, loss = layer(x, target)
+    np.testing.assert_allclose(output.detach().numpy(), logp[np.arange(5), target.numpy()], rtol=1e-12)
+    x.requires_grad_(True)
+    assert gradcheck(lambda inputs: layer(inputs, target).loss, (x,))
+
+
+def test_a_linear_layer_of_width_zero_gives_its_bias():
+    with pytest.warns(UserWarning, match="zero-element"):
+        layer = mg.nn.Linear(0, 3)
+    np.testing.assert_array_equal(layer.bias.detach().numpy(), np.zeros(3))  # U(-0, 0): no fan to scale by
+    x = mg.ones(4, 0, requires_grad=True)
+    y = layer(x)
+    assert tuple(y.shape) == (4, 3)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (4, 0) and tuple(layer.weight.grad.shape) == (3, 0)
+    np.testing.assert_array_equal(layer.bias.grad.numpy(), [4.0, 4.0, 4.0])
+
+
+@needs_torch
+def test_adaptive_log_softmax_with_a_tail_of_width_zero_matches_torch():
+    layer, x, target = _adaptive_with_an_empty_tail()
+    theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(6, 10, [3, 7], div_value=4.0).double()
+    theirs.load_state_dict({name: torch.tensor(p.detach().numpy()) for name, p in layer.named_parameters()})
+    output, loss = layer(x, target)
+    output_t, loss_t = theirs(torch.tensor(x.numpy()), torch.tensor(target.numpy()))
+    np.testing.assert_allclose(output.detach().numpy(), output_t.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(layer.log_prob(x).detach().numpy(),
+                               theirs.log_prob(torch.tensor(x.numpy())).detach().numpy(), rtol=1e-12)

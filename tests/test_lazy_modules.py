@@ -156,3 +156,83 @@ def test_a_lazy_network_gives_pytorchs_outputs_and_gradients():
     assert type(theirs[0]) is torch.nn.Linear
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+# ---- the lazy norms, nn.Buffer and UninitializedBuffer (issue 39) ------------------------------------
+LAZY_NORMS = [("LazyBatchNorm1d", (4, 3)), ("LazyBatchNorm1d", (4, 3, 5)), ("LazyBatchNorm2d", (2, 3, 4, 4)),
+              ("LazyBatchNorm3d", (2, 3, 2, 2, 2)), ("LazyInstanceNorm1d", (2, 3, 5)),
+              ("LazyInstanceNorm2d", (2, 3, 4, 4)), ("LazyInstanceNorm3d", (2, 3, 2, 2, 2))]
+
+
+@by_name
+@pytest.mark.parametrize("name, shape", LAZY_NORMS)
+def test_a_lazy_norm_reads_its_channels_from_the_first_input_and_becomes_the_norm(lib, name, shape):
+    layer = getattr(lib.nn, name)()
+    assert layer.affine and layer.track_running_stats  # PyTorch's defaults for every lazy norm
+    assert isinstance(layer.running_mean, lib.nn.parameter.UninitializedBuffer)
+    assert isinstance(layer.weight, lib.nn.parameter.UninitializedParameter)
+    assert lib.nn.parameter.is_lazy(layer.running_var)
+    assert repr(layer).startswith(f"{name}(0, eps=1e-05, momentum=0.1, affine=True")
+    assert list(layer.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    lib.manual_seed(0)
+    x = lib.tensor(np.random.default_rng(0).standard_normal(shape))
+    layer.double()
+    y = layer(x)
+    assert type(layer).__name__ == name.replace("Lazy", "") and layer.num_features == 3
+    assert tuple(layer.weight.shape) == (3,) and tuple(layer.running_mean.shape) == (3,)
+    # the reference: the plain norm, made with the channel count, on the same input
+    plain = getattr(lib.nn, name.replace("Lazy", ""))(3, affine=True, track_running_stats=True).double()
+    np.testing.assert_allclose(as_array(y), as_array(plain(x)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(as_array(layer.running_mean), as_array(plain.running_mean), rtol=1e-12, atol=1e-15)
+    assert int(layer.num_batches_tracked) == int(plain.num_batches_tracked)
+
+
+@by_name
+def test_a_lazy_norm_without_affine_or_running_stats(lib):
+    layer = lib.nn.LazyBatchNorm1d(affine=False, track_running_stats=False)
+    assert layer.weight is None and layer.running_mean is None and list(layer.state_dict()) == []
+    y = layer(lib.randn(4, 6))
+    assert type(layer) is lib.nn.BatchNorm1d and tuple(y.shape) == (4, 6)
+
+
+@by_name
+def test_a_lazy_norm_loads_a_checkpoint_before_its_first_forward(lib):
+    source = lib.nn.BatchNorm1d(5)
+    with lib.no_grad():
+        source.running_mean.copy_(lib.arange(5.0))
+        source.weight.mul_(2.0)
+    layer = lib.nn.LazyBatchNorm1d()
+    layer.load_state_dict(source.state_dict())
+    np.testing.assert_array_equal(as_array(layer.running_mean), np.arange(5.0))
+    layer.eval()
+    x = lib.randn(3, 5)
+    np.testing.assert_allclose(as_array(layer(x)), as_array(source.eval()(x)), rtol=1e-6)
+
+
+@by_name
+def test_buffer_assigned_to_a_module_is_registered(lib):
+    module = lib.nn.Module()
+    module.mask = lib.nn.Buffer(lib.ones(2))
+    module.scratch = lib.nn.Buffer(lib.zeros(3), persistent=False)
+    assert isinstance(module.mask, lib.nn.Buffer) and not isinstance(lib.ones(2), lib.nn.Buffer)
+    assert [name for name, _ in module.named_buffers()] == ["mask", "scratch"]
+    assert list(module.state_dict()) == ["mask"]  # a non-persistent buffer stays out
+    assert not module.mask.requires_grad and list(module.parameters()) == []
+    assert tuple(lib.nn.Buffer().shape) == (0,)
+    assert lib.nn.Buffer(lib.ones(2, requires_grad=True)).requires_grad  # as its tensor
+    source = lib.ones(2)
+    shared = lib.nn.Buffer(source)
+    source.add_(1)  # the buffer shares its tensor's data
+    np.testing.assert_array_equal(as_array(shared), [2.0, 2.0])
+
+
+@by_name
+def test_uninitialized_buffer_has_no_shape_until_materialized(lib):
+    buffer = lib.nn.parameter.UninitializedBuffer(dtype=lib.float64)
+    assert repr(buffer) == "<UninitializedBuffer>" and buffer.dtype == lib.float64
+    with pytest.raises(RuntimeError, match="uninitialized parameter or buffer"):
+        buffer.shape
+    buffer.materialize((2, 3))
+    assert tuple(buffer.shape) == (2, 3) and not lib.nn.parameter.is_lazy(buffer)
+    if lib is mg:  # (PyTorch's UninitializedBuffer cannot be deep-copied: "Attempted to use an uninitialized ...")
+        assert lib.nn.parameter.is_lazy(copy.deepcopy(lib.nn.parameter.UninitializedBuffer()))

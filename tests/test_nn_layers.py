@@ -11,6 +11,11 @@ import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad import nn
 
+try:
+    import torch
+except ImportError:
+    torch = None
+
 
 def leaf(array):
     return mg.tensor(np.asarray(array, dtype=np.float64), requires_grad=True)
@@ -489,3 +494,57 @@ def test_cross_entropy_matches_torch(reduction, label_smoothing, spatial):
         lambda x: torch.nn.functional.cross_entropy(x, torch.tensor(target), **kwargs),
         [logits],
     )
+
+
+# ---- LinearCrossEntropyLoss: PyTorch's layout, so that state_dicts load both ways (issue 39) ---------
+def _linear_cross_entropy_case(lib, bias, weighted):
+    class_weight = lib.tensor([1.0, 2.0, 0.5, 1.0, 3.0], dtype=lib.float64) if weighted else None
+    module = lib.nn.LinearCrossEntropyLoss(4, 5, bias=bias, dtype=lib.float64, weight=class_weight,
+                                           label_smoothing=0.1)
+    return module
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_linear_cross_entropy_loss_layout_and_values(lib, bias, weighted):
+    module = _linear_cross_entropy_case(lib, bias, weighted)
+    state = module.state_dict()
+    expected = (["weight"] if weighted else []) + ["linear.weight"] + (["linear.bias"] if bias else [])
+    assert list(state) == expected
+    assert tuple(state["linear.weight"].shape) == (5, 4)
+    rng = np.random.default_rng(11)
+    w, b = rng.standard_normal((5, 4)), rng.standard_normal(5)
+    module.load_state_dict({"linear.weight": lib.tensor(w), **({"linear.bias": lib.tensor(b)} if bias else {}),
+                            **({"weight": state["weight"]} if weighted else {})})
+    x, target = rng.standard_normal((6, 4)), np.array([0, 4, 2, 2, 1, 3])
+    loss = module(lib.tensor(x), lib.tensor(target)).item()
+    # the reference: cross entropy with label smoothing 0.1 and class weights, in NumPy
+    logits = x @ w.T + (b if bias else 0)
+    logp = logits - np.log(np.exp(logits - logits.max(1, keepdims=True)).sum(1, keepdims=True)) - logits.max(1, keepdims=True)
+    cw = np.array([1.0, 2.0, 0.5, 1.0, 3.0]) if weighted else np.ones(5)
+    nll = -(cw[target] * logp[np.arange(6), target]).sum() / cw[target].sum()
+    smooth = -(logp * cw).sum(1).sum() / cw[target].sum() / 5
+    assert np.isclose(loss, 0.9 * nll + 0.1 * smooth, rtol=1e-12)
+
+
+def test_linear_cross_entropy_loss_gradcheck():
+    module = _linear_cross_entropy_case(mg, True, True)
+    x = mg.tensor(np.random.default_rng(12).standard_normal((6, 4)), requires_grad=True)
+    target = mg.tensor([0, 4, 2, 2, 1, 3])
+    assert mg.gradcheck(lambda x: module(x, target), (x,))
+    assert mg.gradcheck(lambda: module(x.detach(), target), dict(module.named_parameters()))
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_cross_entropy_loss_state_dict_loads_both_ways_with_pytorch(bias):
+    ours, theirs = (_linear_cross_entropy_case(lib, bias, True) for lib in (mg, torch))
+    assert repr(ours) == repr(theirs)
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})  # PyTorch's into minigrad
+    x, target = np.random.default_rng(13).standard_normal((6, 4)), np.array([0, 4, 2, 2, 1, 3])
+    assert np.isclose(ours(mg.tensor(x), mg.tensor(target)).item(),
+                      theirs(torch.tensor(x), torch.tensor(target)).item(), rtol=1e-12)
+    fresh = _linear_cross_entropy_case(torch, bias, True)
+    fresh.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})  # and back
+    assert np.isclose(fresh(torch.tensor(x), torch.tensor(target)).item(),
+                      ours(mg.tensor(x), mg.tensor(target)).item(), rtol=1e-12)

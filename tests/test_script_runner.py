@@ -1,4 +1,4 @@
-"""`minigrad run SCRIPT [ARGS...]` and `python -m minigrad.run`: a PyTorch script, unchanged, on minigrad.
+"""`minigrad run SCRIPT [ARGS...]` and `python -m minigrad run`: a PyTorch script, unchanged, on minigrad.
 
 The script is tests/data/pytorch_script/train.py, a character-level GPT written as a PyTorch user
 writes it (nanoGPT's shape): its own argparse options, a config.json beside it read by a relative
@@ -35,8 +35,8 @@ def project(tmp_path):
 
 
 def run(*args, cwd, module=True):
-    """(status, stdout, stderr) of `python -m minigrad.run ARGS` (module=True) or `minigrad run ARGS`."""
-    command = [sys.executable, "-m", "minigrad.run", *args] if module else [sys.executable, "-c", CONSOLE, "run", *args]
+    """(status, stdout, stderr) of `python -m minigrad run ARGS` (module=True) or `minigrad run ARGS`."""
+    command = [sys.executable, "-m", "minigrad", "run", *args] if module else [sys.executable, "-c", CONSOLE, "run", *args]
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
     return done.returncode, done.stdout, done.stderr
 
@@ -72,7 +72,7 @@ def test_the_script_folder_comes_first_and_the_working_folder_stays(project, tmp
 
 
 def test_the_console_command_and_python_m_run_the_same_way(project):
-    """`minigrad run` and `python -m minigrad.run`: the same output, to the last digit (a seeded run)."""
+    """`minigrad run` and `python -m minigrad run`: the same output, to the last digit (a seeded run)."""
     by_module = run("train.py", "--max_iters", "2", cwd=project)
     by_console = run("train.py", "--max_iters", "2", cwd=project, module=False)
     assert by_module[0] == by_console[0] == 0, by_module[2] + by_console[2]

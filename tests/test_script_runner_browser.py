@@ -11,7 +11,7 @@ from test_script_runner import SCRIPT_DIR, project  # noqa: F401  (the fixture)
 
 
 def test_the_page_of_a_users_training_step_opens_in_chromium(browser, project):  # noqa: F811
-    done = subprocess.run([sys.executable, "-m", "minigrad.run", "--explore", "1", "train.py", "--max_iters", "1"],
+    done = subprocess.run([sys.executable, "-m", "minigrad", "run", "--explore", "1", "train.py", "--max_iters", "1"],
                           cwd=project, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     page = project / "runs" / "explore-train-step1.html"

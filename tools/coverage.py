@@ -45,7 +45,7 @@ RULES = [
              r"PixelUnshuffle|channel_shuffle|ChannelShuffle|^(Fold|Unfold|fold)$|Pad[23]d$|^Dropout[123]d$|"
              r"^dropout[123]d$|^unfold$|CrossMapLRN2d|^GRID_SAMPLE|^max_unpool|MaxUnpool|^LPPool|^lp_pool"),
     (COMPLEX, r"complex|^(angle|conj|conj_physical|conj_physical_|real|imag|polar|is_conj|resolve_conj|"
-              r"resolve_neg|is_neg|isreal|cfloat|cdouble|chalf|view_as_real|view_as_real_copy|H|mH|adjoint|eig|eigvals)$"),
+              r"resolve_neg|is_neg|isreal|cfloat|cdouble|chalf|view_as_real|view_as_real_copy|adjoint|eig|eigvals)$"),
     (SPARSE, r"sparse|Sparse|quantiz|^q_|^qint|^quint|qscheme|int_repr|^per_(channel|tensor)|fbgemm|qparams|"
              r"fake_quant|^bits?$|^bits|^u?int[1-7]$|^float8|^float4|nested|jagged|padded_tensor|coalesce|"
              r"^(indices|values|crow_indices|col_indices|ccol_indices|row_indices|dense_dim|to_dense|smm|sspaddmm|"
@@ -54,11 +54,11 @@ RULES = [
     (FFT, r"^(stft|istft|bartlett_window|blackman_window|hamming_window|hann_window|kaiser_window)$"),
     (DEVICE, r"cuda|cudnn|miopen|mkldnn|vulkan|xla|ipu|xpu|mps|mtia|maia|^is_meta$|autocast|GradScaler|"
              r"^(Stream|Event|record_stream|pin_memory|is_pinned|share_memory_|is_shared|is_distributed|"
-             r"DataParallel|SyncBatchNorm|get_device|get_device_module|set_flush_denormal|has_lapack|has_mkl|"
+             r"DataParallel|SyncBatchNorm|get_device|get_device_module|has_lapack|has_mkl|"
              r"has_openmp|has_spectral|get_num_interop_threads|set_num_interop_threads|init_num_threads|fork|wait|"
              r"Future|FutureType|cond|while_loop|thread_safe_generator|AcceleratorError|OutOfMemoryError|"
              r"is_vulkan_available|compile|profiler_allow_cudagraph_cupti_lazy_reinit_cuda12)$|"
-             r"^Script|^sym_|^Sym|Lazy[A-Z]|^batch_norm_(backward|elemt|gather|stats|update)|^Uninitialized"),
+             r"^Script|^sym_|^Sym|^Lazy(Conv|ConvTranspose)[123]d$|^batch_norm_(backward|elemt|gather|stats|update)"),
     (INTERNALS, r"^native_|torch_function|TorchFunction|_notes$|_copy$|^(handle_torch_function|boolean_dispatch|"
                 r"assert_int_or_pair|BroadcastingList[123]|Callable|Optional|DType|TYPE_CHECKING|USE_GLOBAL_DEPS|"
                 r"USE_RTLD_GLOBAL_WITH_LIBTORCH|PRIVATE_OPS|classproperty|DispatchKey|DispatchKeySet|AliasDb|"
@@ -79,10 +79,9 @@ RULES = [
                 r"output_nr|name|index|grad_dtype|slice_inverse|constant_pad_nd|embedding_renorm_|resize_|resize_as_|"
                 r"resize|resize_as|feature_dropout|feature_dropout_|rnn_relu|rnn_tanh|rnn_relu_cell|rnn_tanh_cell|"
                 r"lstm|gru|lstm_cell|gru_cell|from_file|frombuffer|from_dlpack|to_dlpack|hash_tensor|"
-                r"get_deterministic_debug_mode|set_deterministic_debug_mode|set_warn_always|is_warn_always_enabled|"
-                r"is_inference|is_inference_mode_enabled|is_anomaly_check_nan_enabled|nonzero_static|grouped_mm|"
-                r"scaled_grouped_mm|scaled_mm|ScalingType|SwizzleType|LinearCrossEntropyOptions|Buffer|Container|"
-                r"set_default_tensor_type|is_storage|Storage|TypedStorage|UntypedStorage|"
+                r"is_inference|is_inference_mode_enabled|nonzero_static|grouped_mm|"
+                r"scaled_grouped_mm|scaled_mm|ScalingType|SwizzleType|LinearCrossEntropyOptions|Container|"
+                r"is_storage|Storage|TypedStorage|UntypedStorage|"
                 r"StorageBase|unsafe_chunk|unsafe_split|unsafe_split_with_sizes|split_with_sizes)$|Storage$|Type$"),
 ]
 # Listed by hand: names whose category the rules above cannot see from the name alone.

@@ -7,7 +7,7 @@ inside functions alike (an import inside a function still ties the two modules t
 a strongly connected set of two or more modules in that graph, where importing a package counts as
 importing its __init__. tests/test_layout.py asserts the limits of the textbook-core issue: no cycle,
 at most 5 intra-package imports inside functions in tensor, function, engine, ops and autograd, at most
-21 top-level entries in minigrad/ (20 for the layers, and run.py: the command-line door), no
+21 top-level entries in minigrad/ (20 for the layers, and __main__.py: the command-line door), no
 `backward_differentiable`, and one Function base class.
 """
 import ast

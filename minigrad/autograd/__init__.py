@@ -22,6 +22,7 @@ from . import functional  # jacobian, hessian, vjp, jvp, hvp, vhp
 from . import graph  # saved_tensors_hooks, save_on_cpu
 from . import forward_ad  # forward mode: dual tensors
 from . import func  # torch.func (minigrad.func): grad, vjp, jacrev, hessian, vmap, functional_call
+from .anomaly import detect_anomaly, set_detect_anomaly  # torch.autograd.detect_anomaly (also torch.*)
 from .backprop import backward, grad
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 

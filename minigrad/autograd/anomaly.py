@@ -22,6 +22,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 
 class _AnomalyMode:
     enabled = False
+    check_nan = True  # False: creation sites are recorded, non-finite values are not checked (PyTorch's flag)
 
 
 class AnomalyError(RuntimeError):
@@ -32,29 +33,35 @@ def is_anomaly_enabled():
     return _AnomalyMode.enabled
 
 
-def set_detect_anomaly(mode):
-    _set(mode)
+def is_anomaly_check_nan_enabled():
+    """Whether anomaly mode checks for NaN and infinities (torch.is_anomaly_check_nan_enabled)."""
+    return _AnomalyMode.check_nan
 
 
-def _set(mode):
+def set_detect_anomaly(mode, check_nan=True):
+    _set(mode, check_nan)
+
+
+def _set(mode, check_nan=True):
     """Turn the checks on or off: function.apply and the engine call this module while it is on."""
-    _AnomalyMode.enabled = bool(mode)
+    _AnomalyMode.enabled, _AnomalyMode.check_nan = bool(mode), bool(check_nan)
     function._anomaly = engine._anomaly = sys.modules[__name__] if mode else None
 
 
 class detect_anomaly:
-    """Context manager (and decorator) that turns anomaly detection on inside its block."""
+    """Context manager (and decorator) that turns anomaly detection on inside its block; with
+    check_nan=False it only records where each op was created (PyTorch's argument)."""
 
-    def __init__(self, enabled=True):
-        self.enabled = enabled
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
 
     def __enter__(self):
-        self.previous = _AnomalyMode.enabled
-        _set(self.enabled)
+        self.previous = _AnomalyMode.enabled, _AnomalyMode.check_nan
+        _set(True, self.check_nan)
         return self
 
     def __exit__(self, *exc_info):
-        _set(self.previous)
+        _set(*self.previous)
         return False
 
     def __call__(self, fn):
@@ -62,7 +69,7 @@ class detect_anomaly:
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with detect_anomaly(self.enabled):
+            with detect_anomaly(self.check_nan):
                 return fn(*args, **kwargs)
 
         return wrapper
@@ -97,7 +104,7 @@ def _created(out, inputs):
 
 
 def check_forward(node, out, inputs):
-    kind = _created(out, inputs)
+    kind = _created(out, inputs) if _AnomalyMode.check_nan else None
     if kind is not None:
         shapes = [tuple(np.shape(a)) for a in inputs if isinstance(a, np.ndarray)]
         raise AnomalyError(
@@ -108,7 +115,7 @@ def check_forward(node, out, inputs):
 
 def check_backward(node, grad, input_grads):
     for i, g in enumerate(input_grads):
-        if g is None:
+        if g is None or not _AnomalyMode.check_nan:
             continue
         kind = _created(np.asarray(g), [grad])
         if kind is not None:

@@ -96,8 +96,11 @@ def clamp_max(input, max):  # noqa: A002
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
-    # input + value * tensor1 * tensor2
-    return input + value * tensor1 * tensor2
+    # input + value * tensor1 * tensor2, in the dtype of (input, tensor1, tensor2) as PyTorch (value is a
+    # scalar of the op: an int value with bool tensors does not make them int64)
+    out = input + value * tensor1 * tensor2
+    target = result_dtype(input, tensor1, tensor2)
+    return out.to(target) if out.dtype != target and out.dtype.kind in "iu" and target.kind in "iu" else out
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):

@@ -1,10 +1,14 @@
 """Bitwise and integer arithmetic (and, or, xor, not, shifts, gcd, lcm), logical xor, and the float
 bit-level helpers frexp, ldexp and nextafter. Integers have no gradient: these return tensors without a
-graph, except ldexp, which is x * 2^e and differentiable in x."""
+graph, except ldexp (x * 2^e, differentiable in x), frexp's mantissa and nextafter (ops/rounding.py's
+primitives, with PyTorch's formulas)."""
 import numpy as np
 
+from .. import dtype as _dtype
+
 from ..errors import DtypeError
-from ..ops.util import promote
+from ..ops import rounding as _rounding
+from ..ops.util import promote, result_dtype
 from ..tensor import Tensor
 
 
@@ -45,15 +49,31 @@ def logical_xor(input, other):
 
 
 def frexp(input):
-    mantissa, exponent = np.frexp(input._array)
-    return Tensor._make(mantissa), Tensor._make(exponent.astype(np.int32))
+    # (mantissa, exponent) with input = mantissa 2^exponent: the mantissa differentiable (2^-exponent), the
+    # exponent an int32 tensor without a graph, as PyTorch's
+    if input.dtype.kind != "f":
+        raise DtypeError(f"frexp: expects a floating point tensor, got {input.dtype}")
+    exponent = np.frexp(input._array)[1]
+    return _rounding.frexp_mantissa(input), Tensor._make(exponent.astype(np.int32))
 
 
 def ldexp(input, other):
-    # input * 2^other (differentiable in input)
-    return input * (2.0 ** (other.to(input.dtype) if isinstance(other, Tensor) else other))
+    # input * 2^other (differentiable in input), computed in the operands' result dtype, or the default
+    # float dtype where that is an integer or bool (PyTorch's: ldexp(float16, int) is float16)
+    target = result_dtype(input, other)
+    if target.kind != "f":
+        target = _dtype.get_default_dtype()
+    scale = 2.0 ** (other.to(target) if isinstance(other, Tensor) else other)
+    return (input.to(target) if isinstance(input, Tensor) else float(input)) * scale
 
 
 def nextafter(input, other):
-    a, b = _arrays(input, other)
-    return Tensor._make(np.asarray(np.nextafter(a, b)))
+    # the next float after input towards other; its gradient is PyTorch's: 1 in input where input != other
+    a, b = promote(input, other)
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or a.dtype.kind != "f":
+        raise DtypeError(f"nextafter: expects two floating point tensors, got {_describe(input)} and {_describe(other)}")
+    return _rounding.nextafter(a, b)
+
+
+def _describe(x):
+    return str(x.dtype) if isinstance(x, Tensor) else type(x).__name__

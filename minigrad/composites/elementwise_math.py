@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .. import dtype as _dtype
-from ..ops import where
+from ..ops import rounding as _rounding, where
 from ..ops.unary import _floating
 from ..ops.util import promote, result_dtype
 from ..tensor import Tensor
@@ -133,12 +133,8 @@ def hypot(a, b):
 
 
 def copysign(a, b):
-    # |a| with the sign bit of b (-0.0 counts as negative): d/da = ±sign(a), 0 at a = 0; b only gives signs
-    a, b = _float_operands(a, b)
-    a = a if isinstance(a, Tensor) else Tensor._make(np.asarray(a, dtype=b.dtype))
-    negative = np.signbit(b._array if isinstance(b, Tensor) else b)
-    magnitude = a.abs()
-    return where(negative, -magnitude, magnitude)
+    # |a| with the sign bit of b (-0.0 counts as negative): the primitive ops/rounding.py's Copysign
+    return _rounding.copysign(*_both_tensors(*_float_operands(a, b)))
 
 
 def sinc(x):

@@ -4,6 +4,8 @@ It runs 3-D input through one 2-D matrix product in forward and backward, which 
 batched temporaries of a (B, T, k) x (k, m) product and the per-op overhead of three nodes.
 """
 
+import math
+
 from ..composites import linear as composites
 from ..composites import stands_in_for
 from ..errors import ShapeError
@@ -24,7 +26,7 @@ class Linear(Function, arrays=True):
                 f"linear: input of shape {tuple(x.shape)} needs last dim {weight.shape[1]} "
                 f"(weight has shape {tuple(weight.shape)} = (out_features, in_features))"
             )
-        x2 = x.reshape(-1, weight.shape[1])  # (..., in) -> (N, in)
+        x2 = x.reshape(_rows(x), weight.shape[1])  # (..., in) -> (N, in)
         y = matmul(x2, weight.T)  # (N, in) @ (in, out) -> (N, out)
         if bias is not None:
             y += bias
@@ -36,8 +38,14 @@ class Linear(Function, arrays=True):
         # y = x W^T + b  =>  dx = g W,  dW = g^T x,  db = sum of g over all rows
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        g2 = grad.reshape(-1, weight.shape[0])  # (..., out) -> (N, out)
+        g2 = grad.reshape(_rows(grad), weight.shape[0])  # (..., out) -> (N, out)
         grad_x = matmul(g2, weight).reshape(x.shape) if need_x else None
-        grad_w = matmul(g2.T, x.reshape(-1, weight.shape[1])) if need_w else None  # (out, N) @ (N, in)
+        grad_w = matmul(g2.T, x.reshape(_rows(x), weight.shape[1])) if need_w else None  # (out, N) @ (N, in)
         grad_b = summation.sum(g2, 0) if need_b else None
         return grad_x, grad_w, grad_b
+
+
+def _rows(x):
+    """N, the rows of x as a matrix (..., features): counted, not left to reshape's -1, which NumPy cannot
+    infer when the features are 0 (a Linear of width 0)."""
+    return math.prod(x.shape[:-1])

@@ -1,12 +1,12 @@
 """minigrad.nn: modules, layers, and the attention and Transformer blocks.
 
-    module.py       Module (registration by assignment, hooks, state_dict), parameter.py Parameter and
-                    UninitializedParameter
+    module.py       Module (registration by assignment, hooks, state_dict), parameter.py Parameter, Buffer,
+                    UninitializedParameter and UninitializedBuffer
     layers.py       Linear, Embedding, LayerNorm, Dropout, Identity, Flatten, ReLU, GELU, SiLU, Tanh,
                     Sigmoid, Softmax, LogSoftmax
     activations.py  the other activations (ELU, Softplus, Hardtanh, LeakyReLU, Mish, PReLU, ...), Softmin,
                     CosineSimilarity, PairwiseDistance, Unflatten, AlphaDropout, Bilinear
-    lazy.py         LazyLinear and LazyModuleMixin: in_features read from the first input
+    lazy.py         LazyLinear, the lazy norms and LazyModuleMixin: in_features read from the first input
     containers.py   Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
     loss.py         CrossEntropyLoss, NLLLoss, KLDivLoss, MSELoss, L1Loss, BCEWithLogitsLoss, BCELoss,
                     HuberLoss, SmoothL1Loss and the margin, ranking and likelihood losses
@@ -35,7 +35,10 @@ from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Se
 from .layers import (
     GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh,
 )
-from .lazy import LazyLinear, LazyModuleMixin
+from .lazy import (
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+    LazyLinear, LazyModuleMixin,
+)
 from .activations import (
     CELU, ELU, GLU, SELU, AlphaDropout, Bilinear, CircularPad1d, ConstantPad1d, CosineSimilarity, EmbeddingBag,
     FeatureAlphaDropout, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LinearCrossEntropyLoss, LogSigmoid,
@@ -54,7 +57,7 @@ from .loss import (
     SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss,
 )
 from .module import Module
-from .parameter import Parameter, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from .positional import PositionalEncoding
 from .transformer import (
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,

@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import creation
 from . import functional as F
-from .layers import _Activation, _implicit_dim
+from .layers import Linear, _Activation, _implicit_dim
 from .module import Module
 from .parameter import Parameter
 
@@ -320,21 +320,31 @@ class EmbeddingBag(Module):
 
 
 class LinearCrossEntropyLoss(Module):
-    """A linear layer (no bias by default) and cross_entropy in one module, as PyTorch's."""
+    """A linear layer (no bias by default) and cross_entropy in one module, laid out as PyTorch's so that
+    state_dicts load both ways: the layer is the submodule `linear` (linear.weight, linear.bias), and
+    `weight` is the class weight, a buffer (absent from the state_dict when None)."""
 
     def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
                  reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
         super().__init__()
         if out_features:
             raise NotImplementedError("LinearCrossEntropyLoss: out_features is not supported by minigrad")
-        self.in_features, self.num_classes = in_features, num_classes
-        self.reduction, self.ignore_index, self.label_smoothing = reduction, ignore_index, label_smoothing
-        bound = 1 / np.sqrt(in_features)
-        self.weight = Parameter(creation.empty(num_classes, in_features, dtype=dtype).uniform_(-bound, bound))
-        self.bias = Parameter(creation.empty(num_classes, dtype=dtype).uniform_(-bound, bound)) if bias else None
-        self.register_buffer("class_weight", weight)
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        self.num_classes, self.out_features = num_classes, tuple(out_features)
+        self.reduction, self.ignore_index, self.label_smoothing, self.options = (
+            reduction, ignore_index, label_smoothing, options)
+        self.linear = Linear(in_features, num_classes, bias=bias, dtype=dtype)  # Linear's initialisation
+        self.register_buffer("weight", weight)
 
     def forward(self, input, target):
-        return F.linear_cross_entropy(input, self.weight, target, linear_bias=self.bias, weight=self.class_weight,
-                                      reduction=self.reduction, ignore_index=self.ignore_index,
+        return F.linear_cross_entropy(input, self.linear.weight, target, linear_bias=self.linear.bias,
+                                      weight=self.weight, reduction=self.reduction, ignore_index=self.ignore_index,
                                       label_smoothing=self.label_smoothing)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")

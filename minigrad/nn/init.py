@@ -1,6 +1,7 @@
 """Initialisers: fill a tensor in place from minigrad's seeded generator, or the `generator=` given
 (PyTorch's names, formulas and arguments)."""
 import math
+import warnings
 
 import numpy as np
 
@@ -73,11 +74,22 @@ def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", ge
     """U(-b, b), b = gain * sqrt(3 / fan), gain = calculate_gain(nonlinearity, a) (leaky_relu: sqrt(2 / (1 + a^2)))."""
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"kaiming_uniform_: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    if _no_elements(tensor):
+        return tensor
     fan_in, fan_out = _fans(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
     gain = calculate_gain(nonlinearity, a)
     bound = gain * math.sqrt(3.0 / fan)
     return uniform_(tensor, -bound, bound, generator)
+
+
+def _no_elements(tensor):
+    """A tensor with a 0 in its shape (a layer of width 0: AdaptiveLogSoftmaxWithLoss's empty tail cluster)
+    has nothing to initialise, and its fan may be 0: PyTorch's warning, and nothing is done."""
+    if 0 not in tuple(tensor.shape):
+        return False
+    warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=3)
+    return True
 
 
 def _kaiming_std(op, tensor, a, mode, nonlinearity):
@@ -92,6 +104,8 @@ def _kaiming_std(op, tensor, a, mode, nonlinearity):
 
 def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """N(0, std^2), std = gain / sqrt(fan) (He et al. 2015): keeps the variance of ReLU activations."""
+    if _no_elements(tensor):
+        return tensor
     return normal_(tensor, 0.0, _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity), generator)
 
 
@@ -136,3 +150,60 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     if rows < cols:
         q = q.T
     return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
+def eye_(tensor):
+    """The identity matrix (ones on the diagonal of a 2-D tensor, zeros elsewhere), as torch.nn.init.eye_."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def dirac_(tensor, groups=1):
+    """The Dirac delta of a convolution weight (3, 4 or 5 dims): each output channel of a group passes its
+    input channel through at the kernel's centre, so the convolution is the identity where it can be."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = tensor.shape[0] // groups
+    values = np.zeros(tensor.shape)
+    centre = tuple(size // 2 for size in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            values[(g * per_group + d, d) + centre] = 1
+    return _fill(tensor, values)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """N(0, std^2) values with ceil(sparsity * rows) of each column's entries, at random rows, set to 0
+    (Martens 2010), as torch.nn.init.sparse_ (2-D tensors)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    rng = _random.numpy_generator(generator, "sparse_")
+    values = rng.normal(0.0, std, (rows, cols))
+    for col in range(cols):
+        values[rng.permutation(rows)[:math.ceil(sparsity * rows)], col] = 0
+    return _fill(tensor, values)
+
+
+def _deprecated(new):
+    """Old code's spelling without the underscore (nn.init.normal): the function, with PyTorch's FutureWarning."""
+    old_name = new.__name__[:-1]
+
+    def old(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new.__name__}`.", FutureWarning,
+                      stacklevel=2)
+        return new(*args, **kwargs)
+
+    old.__name__ = old.__qualname__ = old_name
+    old.__doc__ = f"{old_name}(...): deprecated, use nn.init.{new.__name__}."
+    return old
+
+
+(uniform, normal, constant, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, orthogonal, eye, dirac,
+ sparse) = (
+    _deprecated(f) for f in (uniform_, normal_, constant_, xavier_uniform_, xavier_normal_, kaiming_uniform_,
+                             kaiming_normal_, orthogonal_, eye_, dirac_, sparse_)
+)

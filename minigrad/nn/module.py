@@ -13,7 +13,7 @@ from .. import dtype as _dtype
 from .. import function as _function
 from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle
-from .parameter import UNINITIALIZED_SHAPE, Parameter, UninitializedParameter
+from .parameter import UNINITIALIZED_SHAPE, Buffer, Parameter, UninitializedTensorMixin
 
 class _IncompatibleKeys(namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What load_state_dict returns, as PyTorch's (which prints this way when every key matched)."""
@@ -134,6 +134,8 @@ class Module:
         if isinstance(value, Parameter):
             self.__dict__.pop(name, None)
             self._parameters[name] = value
+        elif isinstance(value, Buffer):  # nn.Buffer(t): registered as register_buffer(name, t) would
+            self.register_buffer(name, value, persistent=value.persistent)
         elif isinstance(value, Module):
             self.__dict__.pop(name, None)
             self._modules[name] = value
@@ -323,7 +325,7 @@ class Module:
         for module in self.modules():
             for table in (module._parameters, module._buffers):
                 for t in table.values():
-                    if isinstance(t, UninitializedParameter):
+                    if isinstance(t, UninitializedTensorMixin):
                         t._set_dtype(dtype)  # the dtype it will be made in at the first forward
                     elif t is not None and t.dtype.kind == "f":
                         t._array = t._array.astype(dtype)
@@ -362,10 +364,10 @@ class Module:
             dotted = f"{module_name}." if module_name else ""
             for name, p in module._parameters.items():
                 if p is not None:  # a lazy module's uninitialized parameter is listed as itself, as in PyTorch
-                    state[dotted + name] = p if keep_vars or isinstance(p, UninitializedParameter) else p.detach()
+                    state[dotted + name] = p if keep_vars or isinstance(p, UninitializedTensorMixin) else p.detach()
             for name, b in module._buffers.items():
                 if b is not None and name not in module._non_persistent:
-                    state[dotted + name] = b if keep_vars else b.detach()
+                    state[dotted + name] = b if keep_vars or isinstance(b, UninitializedTensorMixin) else b.detach()
         return state
 
     def load_state_dict(self, state_dict, strict=True):
@@ -395,11 +397,11 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            if isinstance(value, UninitializedParameter):
-                if not isinstance(target, UninitializedParameter):  # PyTorch's words
+            if isinstance(value, UninitializedTensorMixin):
+                if not isinstance(target, UninitializedTensorMixin):  # PyTorch's words
                     problems.append(f"value problem for {key!r}: " + UNINITIALIZED_SHAPE)
                 continue  # uninitialized into uninitialized: nothing to copy, as PyTorch
-            if isinstance(target, UninitializedParameter):
+            if isinstance(target, UninitializedTensorMixin):
                 # a lazy module takes the checkpoint's shape (PyTorch's LazyModuleMixin does the same)
                 array = value._array if isinstance(value, Tensor) else np.asarray(value)
                 staged.append((target, array))
@@ -419,7 +421,7 @@ class Module:
                 "strict=False, which returns them)"
             )
         for target, array in staged:
-            if isinstance(target, UninitializedParameter):
+            if isinstance(target, UninitializedTensorMixin):
                 target.materialize(array.shape)
             target._array[...] = array
             target._bump_version()

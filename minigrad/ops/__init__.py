@@ -48,5 +48,6 @@ from .reorder import flip, repeat, repeat_interleave, roll
 from .scan import cumsum
 from .shape import clone, contiguous, expand, flatten, narrow, permute, reshape, squeeze, transpose, unsqueeze
 from .sorting import argsort, sort, topk
-from .unary import abs, clamp, cos, erf, exp, isinf, isnan, log, relu, rsqrt, sign, sin, sqrt, tanh, to_dtype
+from .unary import abs, clamp, cos, erf, exp, isinf, isnan, log, relu, rsqrt, sin, sqrt, tanh, to_dtype
+from .rounding import sign
 from .util import normalize_dim, normalize_dims

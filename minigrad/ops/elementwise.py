@@ -6,7 +6,7 @@ reduces them to each input's shape.
 import numpy as np
 
 from .. import dtype as _dtype
-from ..errors import ShapeError
+from ..errors import DtypeError, ShapeError
 from ..function import Function
 from ..tensor import Tensor
 from .util import linear_jvp, promote, result_dtype, shape_of, tangent_sum
@@ -352,7 +352,14 @@ def div(a, b):
 def pow(base, exponent):
     base, exponent = promote(base, exponent)
     if not isinstance(exponent, Tensor):
+        if base.dtype == np.bool_ and isinstance(exponent, bool):  # bool ** bool stays bool, as PyTorch
+            return PowScalar.apply(base.to(np.int8), int(exponent)).to(np.bool_)
         return PowScalar.apply(base, exponent)
+    if exponent.dtype == np.bool_ and (not isinstance(base, Tensor) or base.dtype == np.bool_):
+        raise DtypeError("pow: not defined for a bool base and a bool tensor exponent, as in PyTorch (convert one "
+                         "with .long())")
+    if not isinstance(base, Tensor):  # a number as a constant of the result dtype: 2.0 ** t keeps t's float
+        base = Tensor._make(np.asarray(base, dtype=exponent.dtype))
     return Pow.apply(base, exponent)
 
 

@@ -26,7 +26,7 @@ def _dims_used(part):
     """How many dims of the indexed tensor one part of an index consumes."""
     if part is None or part is Ellipsis or isinstance(part, bool):
         return 0  # x[True] adds a dim rather than consuming one
-    if isinstance(part, (np.ndarray, Tensor, list)):
+    if isinstance(part, (np.ndarray, Tensor, list, tuple)):
         kind = (part._array if isinstance(part, Tensor) else np.asarray(part)).dtype.kind
         if kind == "b":
             return np.ndim(part._array if isinstance(part, Tensor) else part)
@@ -41,7 +41,7 @@ def _plain_index(index, shape):
     for position, part in enumerate(parts):
         if isinstance(part, Tensor):
             part = part._array
-        elif isinstance(part, list):
+        elif isinstance(part, (list, tuple)):  # a sequence inside the index: x[1, (2, 0)] as x[1, [2, 0]]
             part = np.asarray(part) if part else np.zeros(0, dtype=np.int64)  # x[[]] selects nothing
             if part.dtype.kind == "f":
                 raise IndexError(f"index: indices must be integers or bools, got floats {part.tolist()!r:.60}")
@@ -299,13 +299,23 @@ def add_at(out, index, g):
     np.add.at(out, index, g)
 
 
+def _expand_ellipsis(plain, ndim):
+    """The ... of an advanced index as the full slices it stands for (none, where it covers no dim): PyTorch
+    places index arrays by the dims between them, and NumPy would count an empty ... as a separator."""
+    if not any(part is Ellipsis for part in plain):
+        return plain
+    consumed = sum(1 for part in plain if part is not None and part is not Ellipsis and not isinstance(part, bool))
+    at = next(k for k, part in enumerate(plain) if part is Ellipsis)
+    return plain[:at] + (slice(None),) * max(ndim - consumed, 0) + plain[at + 1:]
+
+
 def numpy_index(index, shape):
     """(the index as NumPy takes it, whether it is advanced), for x[index] and x[index] = value.
 
     An index mixing integers with tensors comes back as a SplitIndex, giving PyTorch's placement."""
     plain, advanced = _plain_index(index, shape)
     if advanced:
-        plain = _split(plain)
+        plain = _split(_expand_ellipsis(plain, len(shape)))
         if isinstance(plain, SplitIndex):
             return plain, advanced
     return (plain if isinstance(index, tuple) or len(plain) != 1 else plain[0]), advanced

@@ -1,8 +1,11 @@
-"""Rounding and the remainders: floor, ceil, trunc, round, rounded division, fmod and remainder.
+"""Rounding and the remainders: floor, ceil, trunc, round, sign, rounded division, fmod and remainder;
+and the pieces of a float: copysign, nextafter, frexp.
 
-The rounding functions are steps: flat between their jumps, so their derivative is 0 (PyTorch's too),
-and their results still carry a graph node, so `x.floor().sum().backward()` gives x a zero gradient as
-in PyTorch. The remainders a - q b (q the rounded quotient) have derivative 1 in a and -q in b.
+The rounding functions and sign are steps: flat between their jumps, so their derivative is 0 (PyTorch's
+too), and their results still carry a graph node, so `x.floor().sum().backward()` and
+`x.sign().sum().backward()` give x a zero gradient as in PyTorch. The remainders a - q b (q the rounded
+quotient) have derivative 1 in a and -q in b. copysign, nextafter and frexp's mantissa follow PyTorch's
+formulas, NaN and the points where two inputs meet included.
 """
 import numpy as np
 
@@ -28,6 +31,95 @@ class Rounded(Function, arrays=True):
         return np.zeros_like(grad), None
 
     jvp = staticmethod(zero_jvp)  # a step function: dy = 0
+
+
+class Sign(Function, arrays=True):
+    @staticmethod
+    def forward(ctx, x):
+        # y = -1, 0 or 1 by the sign of x (NaN stays NaN)
+        return np.sign(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # a step: dy/dx = 0 (PyTorch's SignBackward0 gives zeros too)
+        return np.zeros_like(grad)
+
+    jvp = staticmethod(zero_jvp)  # a step function: dy = 0
+
+
+class Copysign(Function, arrays=True):
+    @staticmethod
+    def forward(ctx, a, b):
+        # y = |a| with the sign bit of b (-0.0 and -NaN count as negative)
+        y = np.copysign(a, b)
+        ctx.save_for_backward(a, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dy/da = y / a (= ±1), 0 where a = 0, NaN where a is NaN or infinite (PyTorch's formula);
+        # dy/db = 0: b gives only a sign
+        a, y = ctx.saved_tensors
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.where(a == 0, 0.0, y / a)
+        return grad * ratio, np.zeros_like(grad)
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        # dy = (y / a) da, the same ratio as the backward's (b gives only a sign: no term in db)
+        if da is None:
+            return None
+        a, y = np.asarray(ctx.primals[0].detach().numpy()), np.asarray(ctx.result.detach().numpy())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return da * np.where(a == 0, 0.0, y / a).astype(y.dtype)
+
+
+class Nextafter(Function, arrays=True):
+    @staticmethod
+    def forward(ctx, a, b):
+        # y = the next float after a towards b (b itself where a == b)
+        ctx.save_for_backward(a, b)
+        return np.nextafter(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dy/da = 1 where a != b (y is a moved by one step), 0 where a == b (y is b); dy/db = 0 (PyTorch's)
+        a, b = ctx.saved_tensors
+        return grad * (a != b), np.zeros_like(grad)
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        # dy = da where a != b, 0 where a == b; b gives no term
+        if da is None:
+            return None
+        a, b = ctx.primals
+        return da * (a != b)
+
+
+class Mantissa(Function, arrays=True):
+    node_name = "FrexpBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        # y = m with x = m 2^e, 0.5 <= |m| < 1 (m = x, e = 0 for 0, NaN and ±inf)
+        mantissa = np.frexp(x)[0]
+        ctx.save_for_backward(x, mantissa)
+        return mantissa
+
+    @staticmethod
+    def backward(ctx, grad):
+        # dy/dx = 2^-e = m / x, 1 where e = 0 for 0, NaN, ±inf (PyTorch's grad / exponent.exp2())
+        x, mantissa = ctx.saved_tensors
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = np.where((x == 0) | ~np.isfinite(x), 1.0, mantissa / x)
+        return grad * scale
+
+    @staticmethod
+    def jvp(ctx, dx):
+        # dy = 2^-e dx = (m / x) dx, dx itself where e = 0 (0, NaN, ±inf), the backward's scale
+        x, m = np.asarray(ctx.primals[0].detach().numpy()), np.asarray(ctx.result.detach().numpy())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return dx * np.where((x == 0) | ~np.isfinite(x), 1.0, m / x).astype(m.dtype)
 
 
 class RoundedDivide(Function, arrays=True):
@@ -97,6 +189,28 @@ def _rounded(x, how):
     return Rounded.apply(x, how)
 
 
+def sign(input):
+    """-1, 0 or 1 by the sign of input (NaN stays NaN); bool stays bool (a copy), as PyTorch."""
+    if input.dtype.kind == "b":
+        return input.clone()
+    return Sign.apply(input)
+
+
+def copysign(a, b):
+    """|a| with the sign bit of b; a and b floating point tensors of one dtype, broadcast together."""
+    return Copysign.apply(a, b)
+
+
+def nextafter(a, b):
+    """The next floating point value after a towards b; a and b floating point tensors of one dtype."""
+    return Nextafter.apply(a, b)
+
+
+def frexp_mantissa(input):
+    """The mantissa m of input = m 2^e (0.5 <= |m| < 1), differentiable in input."""
+    return Mantissa.apply(input)
+
+
 def floor(input):
     return _rounded(input, "floor")
 
@@ -123,6 +237,11 @@ def _operands(a, b, op):
     a, b = promote(a, b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         raise TypeError(f"{op}: expects a tensor among its operands, got {type(a).__name__} and {type(b).__name__}")
+    # a Python number as a 0-d constant of the result dtype, so that NumPy cannot widen it (np.abs(2) is int64)
+    target = result_dtype(a, b)
+    if target == np.bool_:  # NumPy would answer in int8; PyTorch has no rounded division of bools
+        raise DtypeError(f"{op}: not defined for two bool operands, as in PyTorch (convert one with .long())")
+    a, b = (x if isinstance(x, Tensor) else Tensor._make(np.asarray(x, dtype=target)) for x in (a, b))
     if result_dtype(a, b).kind != "f":
         b_data = b._array if isinstance(b, Tensor) else np.asarray(b)
         if np.any(b_data == 0):

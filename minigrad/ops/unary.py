@@ -279,12 +279,6 @@ class ToDtype(Function, arrays=True):
 
 
 
-def sign(x):
-    """-1, 0 or 1 by the sign of x (NaN stays NaN): a step function, whose derivative is 0, so the
-    result is a constant with no history (a factor in the formulas of abs and the norms)."""
-    return Tensor._make(np.sign(x._array))
-
-
 def exp(x):
     return Exp.apply(_floating(x))
 

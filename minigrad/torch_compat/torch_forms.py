@@ -7,6 +7,9 @@ x.sin_(). Each is a line here that calls minigrad's own op.
 """
 import inspect
 import sys
+import warnings
+
+from .. import dtype as _dtype
 
 from ..autograd import anomaly
 from ..nn import functional as F
@@ -14,6 +17,9 @@ from ..ops.util import refuse_out
 from .removed import removed
 
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
+# The torch-level losses take no reduction by default: ATen's schemas say Mean (1), but PyTorch's Python
+# binding of torch.kl_div, torch.ctc_loss, ... returns the unreduced loss when `reduction` is left out
+# (PyTorch 2.13: torch.kl_div(a, b).shape == a.shape), and minigrad follows what the call returns.
 
 # torch-level functions that take PyTorch's out= (minigrad refuses it, as its other ops do: refuse_out)
 TAKES_OUT = (
@@ -121,24 +127,24 @@ def feature_alpha_dropout_(input, p, train):
     return input.copy_(F.feature_alpha_dropout(input, p, train)) if train else input
 
 
-def kl_div(input, target, reduction=1, *, log_target=False):
+def kl_div(input, target, reduction=0, *, log_target=False):
     return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
                                               pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return F.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
 
 
@@ -146,7 +152,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction=1):
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction=0):
     return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction=_reduction(reduction))
 
 
@@ -195,7 +201,7 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 def set_anomaly_enabled(enabled, check_nan=True):
-    anomaly.set_detect_anomaly(enabled)
+    anomaly.set_detect_anomaly(enabled, check_nan)
 
 
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
@@ -209,8 +215,8 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     return out, empty, empty, empty
 
 
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
-    """torch.ctc_loss (ATen's form: reduction as an int, 0 none, 1 mean, 2 sum)."""
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
+    """torch.ctc_loss (ATen's form: reduction as an int, 0 none, 1 mean, 2 sum; none when left out)."""
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)
 
 
@@ -228,8 +234,50 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     return F.rms_norm(input, normalized_shape, weight, eps)
+
+
+# ---- global switches old code still sets ------------------------------------------------------------
+_warn_always = False
+
+
+def set_warn_always(b):
+    """torch.set_warn_always: PyTorch's warnings given every time rather than once. Recorded and read back
+    (minigrad's warnings follow Python's own filters, which decide how often they show)."""
+    global _warn_always
+    _warn_always = bool(b)
+
+
+def is_warn_always_enabled():
+    return _warn_always
+
+
+def set_flush_denormal(mode):
+    """torch.set_flush_denormal: False, as PyTorch answers where the CPU cannot flush subnormal floats to
+    zero: NumPy gives no control over the FPU's flush-to-zero mode, so subnormals stay exact."""
+    return False
+
+
+def set_default_tensor_type(t):
+    """torch.set_default_tensor_type(torch.DoubleTensor) or ("torch.DoubleTensor"): the default float dtype,
+    with PyTorch's deprecation warning (use set_default_dtype)."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                  stacklevel=2)
+    name = t if isinstance(t, str) else getattr(t, "__name__", repr(t))
+    by_name = {f"torch.{legacy}": dtype for dtype, legacy in _dtype.TENSOR_TYPE_NAMES.items()}
+    by_name.update({legacy: dtype for dtype, legacy in _dtype.TENSOR_TYPE_NAMES.items()})
+    if name not in by_name:
+        raise TypeError(f"invalid type: '{name}'" if "cuda" not in name else
+                        f"type {name} not available: minigrad runs on the CPU")
+    if by_name[name].kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    _dtype.set_default_dtype(by_name[name])
 
 
 # ---- functions PyTorch removed and keeps as stubs that say where they went ----------------------------

@@ -1,7 +1,7 @@
 """Run a script written for PyTorch on minigrad, unchanged:
 
     minigrad run train.py --config config.json            # as `python train.py --config config.json`
-    python -m minigrad.run train.py --config config.json  # the same, without the console script
+    python -m minigrad run train.py --config config.json  # the same, without the console script
     minigrad run --explore 3 train.py                     # and write the page of its 3rd backward()
 
 The script runs as `python SCRIPT ARGS` runs it: `__name__ == "__main__"`, `sys.argv` is
@@ -47,7 +47,7 @@ def differences_page():
 
 
 def add_arguments(parser):
-    """The options of `minigrad run` (and of `python -m minigrad.run`); they come before SCRIPT, and
+    """The options of `minigrad run` (and of `python -m minigrad run`); they come before SCRIPT, and
     everything after SCRIPT is the script's own."""
     parser.add_argument("--explore", type=_positive_int, metavar="STEP",
                         help="write the explore page of the script's STEP-th backward() call (1 is the first)")
@@ -71,9 +71,9 @@ def _positive_int(text):
 
 
 def main(argv=None):
-    """`python -m minigrad.run [--explore STEP] [--traceback] SCRIPT [ARGS...]`; returns the exit status."""
+    """`minigrad run [--explore STEP] [--traceback] SCRIPT [ARGS...]`; returns the exit status."""
     parser = add_arguments(argparse.ArgumentParser(
-        prog="python -m minigrad.run", description="Run a PyTorch script with `torch` bound to minigrad."))
+        prog="minigrad run", description="Run a PyTorch script with `torch` bound to minigrad."))
     return run_from_args(parser.parse_args(argv))
 
 
