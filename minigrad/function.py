@@ -117,7 +117,7 @@ class Function:
     # then shares that input's storage and version counter, and remembers how it was read (views.become_view).
     returns_view = False
     # A view op's write_back(x, y, *args): x with the view of it replaced by y, as recorded ops (an in-place
-    # write through a view is recorded so: Tensor._write_into_base).
+    # write through a view is recorded so: views._write_into_base).
     write_back = None
     # A kernel (minigrad/kernels/): the composition of primitives it stands in for, which defines its
     # value and every derivative; its backward is a fast first-order shortcut (minigrad/composites/).
@@ -563,7 +563,7 @@ class FunctionCtx:
 
 def _check_dirty(cls, ctx, args, outputs):
     """PyTorch's rules for ctx.mark_dirty: a dirty tensor is an input, returned as an output, and not a
-    leaf that requires grad (nor, in minigrad, a view of a tensor in the graph: Tensor._check_inplace)."""
+    leaf that requires grad (nor, in minigrad, a view of a tensor in the graph: views._check_inplace)."""
     returned = {id(o) for o in outputs}
     inputs = {id(a) for a in args if isinstance(a, Tensor)}
     for t in ctx._dirty:

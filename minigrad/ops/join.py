@@ -137,7 +137,7 @@ def unbind(x, dim=0):
 
 def _several_views(pieces):
     """The views split, chunk and unbind return: as PyTorch, none of them may change in place where a
-    graph is recorded (Tensor._check_inplace), since each one's gradient goes back alone."""
+    graph is recorded (views._check_inplace), since each one's gradient goes back alone."""
     for piece in pieces:
         if piece._view_steps is not None:
             piece._view_steps = ONE_OF_SEVERAL
