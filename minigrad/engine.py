@@ -199,7 +199,7 @@ def root_gradient(op, out, gradient, what="the tensor", create_graph=False):
                 f"{op}: grad can be implicitly created only for outputs with one element, {what} has shape "
                 f"{tuple(out.shape)}; pass its gradient"
             )
-        ones = np.ones(out.shape, dtype=out.dtype)
+        ones = np.ones(out._array.shape, dtype=out._array.dtype)
         return Tensor._make(ones) if create_graph else ones
     given = gradient._array if isinstance(gradient, Tensor) else np.asarray(gradient)
     if given.shape != out.shape:

@@ -156,21 +156,19 @@ class Function:
 
     def save_for_backward(self, *arrays):
         self.saved_tensors = arrays
-        if self._inputs:  # an input is watched if a saved array is its array or a view of the same memory
-            self._saved_versions = tuple(
-                (t, t._version) for t in self._inputs if any(_same_memory(t._array, a) for a in arrays)
-            )
+        if self._inputs:  # recorded: the versions of the inputs saved (see _watch_saved_inputs)
+            self._saved_versions = _watch_saved_inputs(self._inputs, arrays)
 
     def check_saved_versions(self):
         """Refuse to run backward if a tensor saved for it (an operand, its output, a mask or an index) was
         changed in place since forward: its gradient would be computed from values that are gone."""
-        changed = [(t, v, None) for t, v in self._saved_versions if t._version != v]
+        for t, v in self._saved_versions:
+            if t._version != v:
+                self._refuse(t, v, None)
         if self._saved_output is not None:
             output, version = self._saved_output[0](), self._saved_output[1]
             if output is not None and output._version != version:
-                changed.append((output, version, self))
-        if changed:
-            self._refuse(*changed[0])
+                self._refuse(output, version, self)
 
     def check_replayed_versions(self):
         """For a kernel, before a recorded backward (create_graph=True) replays its composition on its
@@ -233,7 +231,9 @@ class Function:
         if _anomaly is not None:  # anomaly mode: where the op was called (minigrad/autograd/anomaly.py)
             ctx.creation_site = _anomaly.creation_site()
         # 2. run forward, on NumPy arrays
-        out = _as_array(ctx, cls.forward(ctx, *arrays, **kwargs))
+        out = cls.forward(ctx, *arrays, **kwargs)
+        if type(out) is not np.ndarray:
+            out = _as_array(ctx, out)
         if _anomaly is not None:
             _anomaly.check_forward(ctx, out, arrays)
         result = Tensor._make(out)
@@ -254,6 +254,18 @@ class Function:
         self._replayed_versions = ()
         self._packed = None
         self.freed = True
+
+
+def _watch_saved_inputs(inputs, saved):
+    """(tensor, its version now) for each input whose array, or a view of the same memory, was saved."""
+    watched = []
+    for t in inputs:
+        array = t._array
+        for a in saved:
+            if a is array or _same_memory(array, a):
+                watched.append((t, t._version))
+                break
+    return tuple(watched)
 
 
 def _same_memory(array, saved):
@@ -337,8 +349,6 @@ def _prepare_node(ctx, args, arrays, parents, kwargs):
 
 def _as_array(ctx, out):
     """forward's result as an array: NumPy gives a scalar for a 0-d result (a saved output stays the output)."""
-    if type(out) is np.ndarray:
-        return out
     scalar, out = out, np.asarray(out)
     if any(a is scalar for a in ctx.saved_tensors):
         ctx.saved_tensors = tuple(out if a is scalar else a for a in ctx.saved_tensors)
@@ -365,8 +375,11 @@ def _link(ctx, result, parents, args, kwargs):
 def _track_saved_output(ctx, result):
     """If forward saved its own output: a weak reference to it and its version, so that an in-place
     change of the output before backward is caught (check_saved_versions)."""
-    if any(a is result._array for a in ctx.saved_tensors):
-        ctx._saved_output = (weakref.ref(result), result._version)
+    array = result._array
+    for a in ctx.saved_tensors:
+        if a is array:
+            ctx._saved_output = (weakref.ref(result), result._version)
+            return
 
 
 def _keep_for_replay(ctx, args, kwargs):

@@ -55,7 +55,8 @@ PATH = [
 SEMANTICS = [
     ("S1", "minigrad/views.py", None),
     ("S2", "minigrad/function.py", ("Function.check_saved_versions", "Function.check_replayed_versions",
-                                    "Function.release", "_passed_for_another", "_prepare_node", "_as_array",
+                                    "Function.release", "_watch_saved_inputs", "_same_memory", "_passed_for_another",
+                                    "_prepare_node", "_as_array",
                                     "_track_saved_output", "_keep_for_replay", "watch_versions")),
     ("S3", "minigrad/tensor_methods.py", ("_Methods._inplace_op", "_Methods._take_history")),
     ("S4", "minigrad/engine.py", ("recorded_parents", "_as_recorded", "_check_walkable", "register_hook",
