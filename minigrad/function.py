@@ -340,7 +340,7 @@ def _prepare_node(ctx, args, arrays, parents, kwargs):
     got at each position, so that a recorded backward finds the Tensor behind each array it saved (lift).
     (The node is made after reading the inputs' requires_grad, which may derive a view's history again:
     this node's number then comes after that history's, see views._rederive_history.)"""
-    ctx.needs_input_grad = tuple(p is not None for p in parents)
+    ctx.needs_input_grad = tuple([p is not None for p in parents])
     ctx._inputs = [arg for arg in args if isinstance(arg, Tensor)]
     ctx._input_ids = tuple(map(id, arrays))
     if _recorder is not None:  # minigrad.viz is recording a picture of the forward pass
