@@ -54,14 +54,20 @@ def recorded_parents(node):
 
     A parent changed since by an in-place op in the graph (y.mul_(2) on a y computed from x) now
     carries the in-place op's history, and a snapshot of its old value and history stands in for it
-    (Tensor._take_history; for a view whose base changed, Tensor._rederive_history). A node recorded
-    before that op used the old value, so its gradient goes to the snapshot. The substitution is done
-    once, in node.parents itself, so the backward walk and everything else that reads node.parents agree.
+    (tensor_methods.py's _take_history; for a view whose base changed, views.py's _rederive_history). A
+    node recorded before that op used the old value, so its gradient goes to the snapshot. The
+    substitution is done once, in node.parents itself, so the backward walk and everything else that
+    reads node.parents agree.
     """
     parents = node.parents
     for p in parents:
+        if p is not None and (p._base is not None or p._rebased is not None):  # (else: nothing changed)
+            break
+    else:
+        return parents
+    for p in parents:
         if p is not None and p._base is not None and p._view_version != p._vc[0]:
-            p._rederive_history()  # a view whose storage changed since: its stand-in first (Tensor.grad_fn)
+            p._rederive_history()  # a view whose storage changed since: its stand-in first (minigrad/views.py)
     if any(p is not None and p._rebased is not None for p in parents):
         node.parents = tuple(_as_recorded(p, node._seq) for p in parents)
     return node.parents
@@ -193,7 +199,7 @@ def root_gradient(op, out, gradient, what="the tensor", create_graph=False):
                 f"{op}: grad can be implicitly created only for outputs with one element, {what} has shape "
                 f"{tuple(out.shape)}; pass its gradient"
             )
-        ones = np.ones(out.shape, dtype=out.dtype)
+        ones = np.ones(out._array.shape, dtype=out._array.dtype)
         return Tensor._make(ones) if create_graph else ones
     given = gradient._array if isinstance(gradient, Tensor) else np.asarray(gradient)
     if given.shape != out.shape:
@@ -222,79 +228,33 @@ def backward(root, gradient, retain_graph=False, create_graph=False, inputs=None
 
 
 def _walk(root, gradient, retain_graph, create_graph, inputs):
+    """The walk: each tensor after every tensor computed from it (so its gradient is complete when it is
+    reached), its node's backward run once, the input gradients added up per parent."""
     stop = None if inputs is None else {id(t) for t in inputs}
     order = topological_order(root, stop)
-    for tensor in order:  # checked before any work, so a refused backward changes no .grad
-        node = tensor.grad_fn
-        if node is None or (stop is not None and id(tensor) in stop):
-            continue
-        if node.freed:
-            raise RuntimeError(
-                f"Trying to backward through the graph a second time (through {node.name()}): its saved "
-                "values were freed after the first backward. Pass retain_graph=True to the first "
-                "backward() if you need to call it again."
-            )
-        if node._saved_versions or node._saved_output is not None:
-            node.check_saved_versions()
-        if create_graph and node._replayed_versions:
-            node.check_replayed_versions()
-    checking = _anomaly is not None
+    _check_walkable(order, stop, create_graph)  # before any work: a refused backward changes no .grad
     grads = {id(root): gradient}
-    finished = []  # (tensor, gradient) for .grad, stored only once the whole walk has succeeded
+    finished = []  # (tensor, gradient) for .grad (or to return), stored only once the whole walk succeeded
     for tensor in order:
         grad = grads.pop(id(tensor), None)
         if grad is None:
             continue
-        if tensor._hooks:  # every contribution has arrived (topological order): the gradient is complete
+        if tensor._hooks:  # every contribution has arrived: the gradient is complete (run_hooks, below)
             grad = run_hooks(tensor, grad)
-        if stop is not None:
-            if id(tensor) in stop:
-                finished.append((tensor, grad))
-                continue
-            node = tensor.grad_fn
-        else:
-            node = tensor.grad_fn
-            if node is None:
-                finished.append((tensor, grad))
-            elif tensor._retains_grad:  # a copy: the node's backward below receives this same array
-                finished.append((tensor, grad if create_graph else np.array(grad, copy=True)))
+        node = tensor.grad_fn
+        if stop is not None and id(tensor) in stop:  # autograd.grad's inputs: the walk ends here
+            finished.append((tensor, grad))
+            continue
+        if stop is None and (node is None or tensor._retains_grad):  # a leaf, or retain_grad(): keep a copy
+            finished.append((tensor, grad if node is None or create_graph else np.array(grad, copy=True)))
         if node is None:
             continue
-        if create_graph:
-            input_grads = _recorded_backward(node, tensor, grad)
-        else:
-            input_grads = type(node).backward(node, grad) if node._packed is None else node.backward_unpacked(grad)
-            if not isinstance(input_grads, tuple):
-                input_grads = (input_grads,)
-        if len(input_grads) != len(node.parents):
-            raise RuntimeError(
-                f"{node.op_name}.backward returned {len(input_grads)} gradients, "
-                f"but forward had {len(node.parents)} inputs"
-            )
-        if checking or _trace is not None:  # both look at arrays, in either walk
-            arrays = (grad, input_grads) if not create_graph else (
-                grad._array, tuple(None if g is None else g._array for g in input_grads))
-            if checking:
-                _anomaly.check_backward(node, *arrays)
-            if _trace is not None:
-                _trace(node, tensor, *arrays)
+        input_grads = _run_backward(node, tensor, grad, create_graph)
         for parent, parent_grad in zip(node.parents, input_grads):
-            if parent is None or parent_grad is None:
-                continue
-            if create_graph:
-                if not isinstance(parent_grad, Tensor):  # a formula's constant (an array or a number)
-                    parent_grad = Tensor._make(np.asarray(parent_grad))
-            elif type(parent_grad) is not np.ndarray:
-                parent_grad = np.asarray(parent_grad)
-            if parent_grad.shape != parent._array.shape:
-                parent_grad = sum_to_shape(parent_grad, parent._array.shape, node.op_name + ".backward")
-            if parent_grad.dtype != parent._array.dtype:
-                parent_grad = parent_grad.to(parent.dtype) if create_graph else parent_grad.astype(parent.dtype)
-            key = id(parent)
-            if key in grads:
-                grads[key] = grads[key] + parent_grad
-            else:
-                grads[key] = parent_grad
+            if parent is not None and parent_grad is not None:
+                parent_grad = _as_input_gradient(parent_grad, parent, node, create_graph)
+                key = id(parent)
+                grads[key] = grads[key] + parent_grad if key in grads else parent_grad  # a tensor used twice
         if not retain_graph:
             node.release()
     if stop is not None:
@@ -309,10 +269,64 @@ def _walk(root, gradient, retain_graph, create_graph, inputs):
             _run_post_accumulate_hooks(tensor)
 
 
-def _recorded_backward(node, output, grad):
-    """`node`'s backward on Tensors, recorded: one gradient (Tensor, number or None) per input."""
-    result = node.backward_recorded(output, grad)  # (Function.backward_recorded)
-    return result if isinstance(result, tuple) else (result,)
+def _check_walkable(order, stop, create_graph):
+    """Refuse a backward through a freed graph, or through a node whose saved tensors were changed in
+    place since forward (views and versions: minigrad/views.py)."""
+    for tensor in order:
+        node = tensor.grad_fn
+        if node is None or (stop is not None and id(tensor) in stop):
+            continue
+        if node.freed:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time (through {node.name()}): its saved "
+                "values were freed after the first backward. Pass retain_graph=True to the first "
+                "backward() if you need to call it again."
+            )
+        if node._saved_versions or node._saved_output is not None:
+            node.check_saved_versions()
+        if create_graph and node._replayed_versions:
+            node.check_replayed_versions()
+
+
+def _run_backward(node, output, grad, create_graph):
+    """node's backward: one gradient per input (None where there is none). On arrays at first order; on
+    Tensors, recorded, with create_graph (Function.backward_recorded). Anomaly mode and the explore
+    page's trace look at each node's gradients here."""
+    if create_graph:
+        input_grads = node.backward_recorded(output, grad)
+    elif node._packed is None:
+        input_grads = type(node).backward(node, grad)
+    else:  # saved_tensors_hooks packed what it saved
+        input_grads = node.backward_unpacked(grad)
+    if not isinstance(input_grads, tuple):
+        input_grads = (input_grads,)
+    if len(input_grads) != len(node.parents):
+        raise RuntimeError(
+            f"{node.op_name}.backward returned {len(input_grads)} gradients, but forward had {len(node.parents)} inputs"
+        )
+    if _anomaly is not None or _trace is not None:  # both look at arrays, in either walk
+        arrays = (grad, input_grads) if not create_graph else (
+            grad._array, tuple(None if g is None else g._array for g in input_grads))
+        if _anomaly is not None:
+            _anomaly.check_backward(node, *arrays)
+        if _trace is not None:
+            _trace(node, output, *arrays)
+    return input_grads
+
+
+def _as_input_gradient(grad, parent, node, create_graph):
+    """A gradient a backward returned, as the engine keeps it: an array (a Tensor with create_graph) of
+    the parent's shape (broadcasting undone: sum_to_shape) and dtype."""
+    if create_graph:
+        if not isinstance(grad, Tensor):  # a formula's constant (an array or a number)
+            grad = Tensor._make(np.asarray(grad))
+    elif type(grad) is not np.ndarray:
+        grad = np.asarray(grad)
+    if grad.shape != parent._array.shape:
+        grad = sum_to_shape(grad, parent._array.shape, node.op_name + ".backward")
+    if grad.dtype != parent._array.dtype:
+        grad = grad.to(parent.dtype) if create_graph else grad.astype(parent.dtype)
+    return grad
 
 
 def _as_gradient(grad, create_graph):

@@ -54,9 +54,9 @@ import weakref
 import numpy as np
 
 from . import dtype as _dtype
-from . import engine, grad_mode
+from . import engine, grad_mode, views
 from .errors import NoGraphFormula
-from .tensor import _ONE_OF_SEVERAL, Tensor
+from .tensor import Tensor
 
 # Set by minigrad.autograd.anomaly while anomaly mode is on (that module: creation_site, check_forward);
 # None otherwise, which costs one check per op.
@@ -118,10 +118,10 @@ class Function:
     _saved_versions = ()
     _saved_output = None
     # An op whose output may be a view of its first input (reshape, transpose, x[1:], ...): the output
-    # then shares that input's storage and version counter, and remembers how it was read (_become_view).
+    # then shares that input's storage and version counter, and remembers how it was read (views.become_view).
     returns_view = False
     # A view op's write_back(x, y, *args): x with the view of it replaced by y, as recorded ops (an in-place
-    # write through a view is recorded so: Tensor._write_into_base).
+    # write through a view is recorded so: views._write_into_base).
     write_back = None
     # A kernel (minigrad/kernels/): the composition of primitives it stands in for, which defines its
     # value and every derivative; its backward is a fast first-order shortcut (minigrad/composites/).
@@ -160,21 +160,19 @@ class Function:
 
     def save_for_backward(self, *arrays):
         self.saved_tensors = arrays
-        if self._inputs:  # an input is watched if a saved array is its array or a view of the same memory
-            self._saved_versions = tuple(
-                (t, t._version) for t in self._inputs if any(_same_memory(t._array, a) for a in arrays)
-            )
+        if self._inputs:  # recorded: the versions of the inputs saved (see _watch_saved_inputs)
+            self._saved_versions = _watch_saved_inputs(self._inputs, arrays)
 
     def check_saved_versions(self):
         """Refuse to run backward if a tensor saved for it (an operand, its output, a mask or an index) was
         changed in place since forward: its gradient would be computed from values that are gone."""
-        changed = [(t, v, None) for t, v in self._saved_versions if t._version != v]
+        for t, v in self._saved_versions:
+            if t._version != v:
+                self._refuse(t, v, None)
         if self._saved_output is not None:
             output, version = self._saved_output[0](), self._saved_output[1]
             if output is not None and output._version != version:
-                changed.append((output, version, self))
-        if changed:
-            self._refuse(*changed[0])
+                self._refuse(output, version, self)
 
     def check_replayed_versions(self):
         """For a kernel, before a recorded backward (create_graph=True) replays its composition on its
@@ -223,69 +221,31 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        """Run forward and, if an input needs a gradient (and grad mode is on), record the node(s)."""
+        """Run forward on the inputs' arrays and, if an input needs a gradient (and grad mode is on),
+        record the graph: this op's node, linked from the output to the inputs it came from."""
         if not cls.arrays:
             return _apply_in_pytorch_form(cls, args, kwargs)
-        arrays = []
-        parents = []
-        any_grad = any_tensor = False
-        for arg in args:
-            if isinstance(arg, Tensor):
-                any_tensor = True
-                array = arg._array
-                if arrays and (arrays[-1] is array or len(arrays) > 1) and _shared_with_another(arg, array, args,
-                                                                                                arrays):
-                    array = array.view()  # x and x.detach() in one op: told apart by their arrays (lift)
-                arrays.append(array)
-                if arg.requires_grad:
-                    any_grad = True
-                    parents.append(arg)
-                    continue
-            else:
-                arrays.append(arg)
-            parents.append(None)
-        # (made after reading the inputs' requires_grad, which may derive a view's history again: this
-        # node's number then comes after that history's, see Tensor._rederive_history)
-        ctx = node_class(cls)()
+        # 1. collect the parents: the Tensors among the inputs that need a gradient (None elsewhere)
+        arrays, parents, any_tensor = _collect(args, grad_mode._GradMode.enabled)
+        ctx = node_class(cls)()  # the node: forward keeps in it what backward needs
         if not any_tensor:  # arrays in, an array out: a backward formula calling a primitive at first order
             return cls.forward(ctx, *args, **kwargs)
-        record = any_grad and grad_mode._GradMode.enabled
-        if record:
-            ctx.needs_input_grad = tuple(p is not None for p in parents)
-            ctx._inputs = [arg for arg in args if isinstance(arg, Tensor)]
-            # which array forward got at each position: a recorded backward (create_graph=True) finds
-            # the Tensor behind each array it saved by these (lift)
-            ctx._input_ids = tuple(map(id, arrays))
-            if _recorder is not None:
-                _recorder.on_apply(ctx, arrays, kwargs)
-        checking = _anomaly is not None
-        if checking:
+        if parents is not None:
+            _prepare_node(ctx, args, arrays, parents, kwargs)
+        if _anomaly is not None:  # anomaly mode: where the op was called (minigrad/autograd/anomaly.py)
             ctx.creation_site = _anomaly.creation_site()
+        # 2. run forward, on NumPy arrays
         out = cls.forward(ctx, *arrays, **kwargs)
-        if type(out) is not np.ndarray:  # NumPy gives a scalar for a 0-d result: keep it as an array
-            scalar, out = out, np.asarray(out)
-            if any(a is scalar for a in ctx.saved_tensors):  # a saved output stays the output
-                ctx.saved_tensors = tuple(out if a is scalar else a for a in ctx.saved_tensors)
-        if checking:
+        if type(out) is not np.ndarray:
+            out = _as_array(ctx, out)
+        if _anomaly is not None:
             _anomaly.check_forward(ctx, out, arrays)
         result = Tensor._make(out)
         if cls.returns_view and np.may_share_memory(out, arrays[0]):
-            _become_view(result, cls, args, kwargs)
-        if record:
-            if out.dtype.kind != "f":
-                raise TypeError(f"{cls.__name__}: an op recorded for backward must return floats, got {out.dtype}")
-            ctx.parents = tuple(parents)
-            ctx._inputs = None
-            if ctx.saved_tensors and any(a is out for a in ctx.saved_tensors):
-                ctx._saved_output = (weakref.ref(result), result._version)
-            if cls.composite is not None:  # what a recorded backward replays the composition on
-                ctx._args, ctx._kwargs = args, kwargs
-                # (the kernel's own backward reads only what it saved; a recorded one reads every input)
-                ctx._replayed_versions = tuple((t, t._version) for t in args if isinstance(t, Tensor))
-            result._grad_fn = ctx
-            result._requires_grad = True
-            if saved_tensors_hooks_stack and ctx.saved_tensors:
-                ctx.pack_saved(args, result, *saved_tensors_hooks_stack[-1])
+            views.become_view(result, cls, args, kwargs)  # shares its input's storage (minigrad/views.py)
+        # 3. link the output to its node, and the node to the parents
+        if parents is not None:
+            _link(ctx, result, parents, args, kwargs)
         if _forward_ad is not None:  # forward mode: the output's tangent (minigrad/autograd/forward_ad.py)
             _forward_ad.propagate(ctx, args, kwargs, result)
         return result
@@ -300,6 +260,18 @@ class Function:
         self._replayed_versions = ()
         self._packed = None
         self.freed = True
+
+
+def _watch_saved_inputs(inputs, saved):
+    """(tensor, its version now) for each input whose array, or a view of the same memory, was saved."""
+    watched = []
+    for t in inputs:
+        array = t._array
+        for a in saved:
+            if a is array or _same_memory(array, a):
+                watched.append((t, t._version))
+                break
+    return tuple(watched)
 
 
 def _same_memory(array, saved):
@@ -334,31 +306,93 @@ def watch_versions(result, *tensors):
     return result
 
 
-def _shared_with_another(tensor, array, args, arrays):
-    """Whether `array` (tensor's) was already passed for another Tensor among args (x, x.detach())."""
+# ---- the pieces of apply -----------------------------------------------------------------------------
+def _collect(args, grad_enabled):
+    """The arrays forward gets (a Tensor's array, any other argument as it is); one entry per argument,
+    the Tensor where it needs a gradient and None elsewhere, or None instead of that list when nothing is
+    to be recorded (grad mode off, or no input needs a gradient); and whether any argument is a Tensor."""
+    arrays = []
+    parents = []
+    any_tensor = any_grad = False
+    for arg in args:
+        if isinstance(arg, Tensor):
+            any_tensor = True
+            array = arg._array
+            if arrays and (arrays[-1] is array or len(arrays) > 1) and _passed_for_another(arg, args, arrays):
+                array = array.view()  # x and x.detach() in one op: told apart by their arrays (lift)
+            arrays.append(array)
+            if grad_enabled and arg.requires_grad:
+                any_grad = True
+                parents.append(arg)
+                continue
+        else:
+            arrays.append(arg)
+        parents.append(None)
+    return arrays, (parents if any_grad else None), any_tensor
+
+
+def _passed_for_another(tensor, args, arrays):
+    """Whether tensor's array was already passed for another Tensor among args (x, x.detach())."""
+    array = tensor._array
     for other, seen in zip(args, arrays):
         if seen is array and other is not tensor:
             return True
     return False
 
 
-def _become_view(view, op, args, kwargs):
-    """`view` (made by `op` from args[0]) shares the storage of that tensor: it shares its version counter
-    too (an in-place change through either is a change of both), and remembers its base (the tensor
-    that owns the storage) and the view ops that read it from there, to derive its history again after
-    an in-place change (Tensor._rederive_history). A view made under no_grad keeps no steps: as in
-    PyTorch, it stays outside the graph."""
-    source = args[0]
-    view._vc = source._version_box()
-    view._view_version = view._vc[0]
-    if source._base is None:
-        view._base, steps = source, ()
-    else:
-        view._base, steps = source._base, source._view_steps
-    if steps is _ONE_OF_SEVERAL:
-        view._view_steps = steps
-    elif grad_mode._GradMode.enabled and steps is not None:
-        view._view_steps = steps + ((op, args[1:], kwargs),)
+def _prepare_node(ctx, args, arrays, parents, kwargs):
+    """Before forward, in a node that will be recorded: which input needs a gradient; the inputs, so that
+    save_for_backward notes the versions of those it saves (check_saved_versions); which array forward
+    got at each position, so that a recorded backward finds the Tensor behind each array it saved (lift).
+    (The node is made after reading the inputs' requires_grad, which may derive a view's history again:
+    this node's number then comes after that history's, see views._rederive_history.)"""
+    ctx.needs_input_grad = tuple([p is not None for p in parents])
+    ctx._inputs = [arg for arg in args if isinstance(arg, Tensor)]
+    ctx._input_ids = tuple(map(id, arrays))
+    if _recorder is not None:  # minigrad.viz is recording a picture of the forward pass
+        _recorder.on_apply(ctx, arrays, kwargs)
+
+
+def _as_array(ctx, out):
+    """forward's result as an array: NumPy gives a scalar for a 0-d result (a saved output stays the output)."""
+    scalar, out = out, np.asarray(out)
+    if any(a is scalar for a in ctx.saved_tensors):
+        ctx.saved_tensors = tuple(out if a is scalar else a for a in ctx.saved_tensors)
+    return out
+
+
+def _link(ctx, result, parents, args, kwargs):
+    """After forward: the node becomes result's grad_fn, with its parents; then the machinery that makes
+    backward safe and complete, each a call that costs a check where it is not used."""
+    if result._array.dtype.kind != "f":
+        raise TypeError(f"{ctx.op_name}: an op recorded for backward must return floats, got {result._array.dtype}")
+    ctx.parents = tuple(parents)
+    ctx._inputs = None
+    result._grad_fn = ctx
+    result._requires_grad = True
+    if ctx.saved_tensors:
+        _track_saved_output(ctx, result)
+        if saved_tensors_hooks_stack:  # inside saved_tensors_hooks: what forward saved is packed
+            ctx.pack_saved(args, result, *saved_tensors_hooks_stack[-1])
+    if ctx.composite is not None:
+        _keep_for_replay(ctx, args, kwargs)
+
+
+def _track_saved_output(ctx, result):
+    """If forward saved its own output: a weak reference to it and its version, so that an in-place
+    change of the output before backward is caught (check_saved_versions)."""
+    array = result._array
+    for a in ctx.saved_tensors:
+        if a is array:
+            ctx._saved_output = (weakref.ref(result), result._version)
+            return
+
+
+def _keep_for_replay(ctx, args, kwargs):
+    """For a kernel: the arguments a recorded backward replays its composition on (replay_composite), and
+    the inputs' versions, checked before it does (the kernel's own backward reads only what it saved)."""
+    ctx._args, ctx._kwargs = args, kwargs
+    ctx._replayed_versions = tuple((t, t._version) for t in args if isinstance(t, Tensor))
 
 
 # ---- the recorded backward (create_graph=True) ----------------------------------------------------
@@ -549,7 +583,7 @@ class FunctionCtx:
 
 def _check_dirty(cls, ctx, args, outputs):
     """PyTorch's rules for ctx.mark_dirty: a dirty tensor is an input, returned as an output, and not a
-    leaf that requires grad (nor, in minigrad, a view of a tensor in the graph: Tensor._check_inplace)."""
+    leaf that requires grad (nor, in minigrad, a view of a tensor in the graph: views._check_inplace)."""
     returned = {id(o) for o in outputs}
     inputs = {id(a) for a in args if isinstance(a, Tensor)}
     for t in ctx._dirty:

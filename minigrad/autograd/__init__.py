@@ -12,7 +12,7 @@
     forward_ad  forward mode: dual tensors (dual_level, make_dual, unpack_dual); each op's tangent rule
 
 The primitive ops in minigrad/ops/ are written one level down, on NumPy arrays
-(`minigrad.function.Function`); see function.py here for how the two levels meet.
+(`minigrad.function.Function`); see minigrad/function.py for how the two levels meet.
 `autograd.variable.Variable` (old code's wrapper: Variable(t) is t detached) is the PyTorch surface's
 minigrad/torch_compat/autograd_variable.py, bound here when minigrad is imported.
 """

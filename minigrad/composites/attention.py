@@ -11,6 +11,19 @@ Why divide by sqrt(d_k): if q and k have independent components of mean 0 and va
 a sum of d_k such products and has variance d_k; dividing by sqrt(d_k) brings it back to 1, which
 keeps softmax out of saturation (where its gradients vanish).
 
+Backward: the chain rule through the lines below, from G_O = dL/d(output) back to the inputs
+(G_X is dL/dX; each line's gradient is its primitive's formula, minigrad/ops/):
+
+    output = A V                 G_V = A^T G_O,   G_A = G_O V^T                    (MatMul)
+    A = dropout(A)               G_A <- G_A * keep / (1 - p)                       (the same mask)
+    A = softmax(S)               G_S = A * (G_A - rowsum(G_A * A))                 (softmax.py's rule)
+    S = masked_fill(S, -inf)     G_S = 0 where masked: those weights are exactly 0 (MaskedFill)
+    S = (Q * scale) K^T          G_Q = scale G_S K,   G_K = scale G_S^T Q           (MatMul, then Mul)
+
+so the scale multiplies both G_Q and G_K, and a masked key gets no gradient from that query. At run
+time softmax's kernel (minigrad/kernels/softmax.py) computes G_S in one pass; the rest are these
+primitives, and the explore page's formulas are the comments above their backward methods.
+
 The mask is PyTorch's for this function: bool True = "may attend" (minigrad/nn/masks.py has the table
 of who uses which); a float mask is added to the scores. A query with no key left gets zero weights,
 a zero output and zero gradient, never NaN.
@@ -54,6 +67,7 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)  # a Python float keeps float32
     # (Q * scale) K^T equals (Q K^T) * scale and scales T x d_k numbers instead of T x S
     scores = (query * scale) @ key.transpose(-2, -1)  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    # backward: G_Q = scale * G_S K, G_K = scale * G_S^T Q   (G_S = dL/dscores; matmul's dA = dC B^T, dB = A^T dC)
 
     allowed = None  # bool array, True = may attend
     if is_causal:
@@ -89,18 +103,19 @@ def scaled_dot_product_attention_with_weights(query, key, value, attn_mask=None,
 
     dead_rows = None
     if allowed is not None:
-        scores = scores.masked_fill(~allowed, float("-inf"))
+        scores = scores.masked_fill(~allowed, float("-inf"))  # backward: G_S = 0 at the masked places
         dead = ~np.any(allowed, axis=-1, keepdims=True)  # queries with no allowed key; broadcasts like the mask
         if dead.any():
             # a query with no allowed key: softmax of all -inf is 0/0. Give those rows finite scores,
             # then zero their weights, so the output is 0 and no gradient (let alone NaN) flows back.
             dead_rows = dead
             scores = scores.masked_fill(dead_rows, 0.0)
-    weights = softmax(scores, dim=-1)
+    weights = softmax(scores, dim=-1)  # backward: G_S = A * (G_A - rowsum(G_A * A)), A = weights
     if dead_rows is not None:
         weights = weights.masked_fill(dead_rows, 0.0)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
+    # backward: G_V = A^T G_O, G_A = G_O V^T   (A = weights, G_O = dL/doutput)
     return weights @ value, weights  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
 
 

@@ -5,6 +5,19 @@ registered for it (minigrad/kernels/softmax.py). The maximum m is subtracted fir
 softmax(x) = softmax(x - c) for any c constant along the dim: exp(x - m) <= 1 never overflows. m is
 detached: the result does not depend on it, so no gradient should flow through it (ties in the max
 would otherwise split a gradient that cancels out anyway).
+
+The gradient. The engine differentiates `_softmax` by the chain rule through its steps (sub, exp,
+sum, div), and the result has a closed form. With y = softmax(x) along the dim and g = dL/dy:
+
+    dy_j/dx_i = y_j (delta_ij - y_i)
+    dL/dx_i   = sum_j g_j y_j (delta_ij - y_i) = y_i (g_i - sum_j g_j y_j),   dx = y * (g - sum(g * y))
+
+(the max shift adds nothing: it is constant along the dim, and softmax does not change when a constant
+is added). At run time the kernel minigrad/kernels/softmax.py (`Softmax`) stands in for `_softmax`:
+its backward is this closed form, one pass over each row reading only the saved y, instead of the
+chain through four ops and their saved temporaries; tests/test_kernels.py checks that both give the
+same values and gradients. That kernel's comment is the formula the explore page shows for softmax.
+log_softmax likewise: y = x - logsumexp(x), dx = g - softmax(x) * sum(g).
 """
 from .. import dtype as _dtype
 from ..function import named_node

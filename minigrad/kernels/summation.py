@@ -60,7 +60,9 @@ def sum(array, axis=None, keepdims=False, dtype=None):  # noqa: A001 (the module
     axes = _axes(axis, a.ndim)
     if a.size == 0 or not axes:
         return np.sum(a, axis=axes, keepdims=keepdims)
-    if len(axes) == 1 and axes[0] == a.ndim - 1 and a.strides[-1] == 4 and a.shape[-1] <= _LONG:
+    if len(axes) == a.ndim and a.size <= _LONG and a.flags.c_contiguous:
+        out = np.einsum("i->", a.reshape(-1))  # all of a short array: one contiguous row, as _sum takes it
+    elif len(axes) == 1 and axes[0] == a.ndim - 1 and a.strides[-1] == 4 and a.shape[-1] <= _LONG:
         out = np.einsum("...i->...", a)  # the common case: short contiguous rows (softmax, layer norm)
     elif len(axes) == 1 and a.shape[axes[0]] <= 2 * _WIDTH:
         out = np.add.reduce(a, axis=axes[0])  # a few rows: added one after another, as accurate

@@ -118,6 +118,11 @@ class MultiheadAttention(Module):
         # (B, L, E) -> (B, L, h, d_k) -> (B, h, L, d_k): head i gets columns i*d_k .. (i+1)*d_k
         return x.reshape(B, L, self.num_heads, self.head_dim).transpose(1, 2)
 
+    def _merge_heads(self, out):
+        B, _, T, _ = out.shape
+        # concat(head_1, ..., head_h): (B, h, T, d_k) -> (B, T, h, d_k) -> (B, T, h * d_k = E)
+        return out.transpose(1, 2).reshape(B, T, self.embed_dim)
+
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
         """Returns (output, weights). output has the query's layout; weights (B, T, S) averaged over the
@@ -166,7 +171,7 @@ class MultiheadAttention(Module):
             self._split_heads(q), self._split_heads(k), self._split_heads(v), attn_mask=mask,
             dropout_p=self.dropout if self.training else 0.0,
         )
-        out = out.transpose(1, 2).reshape(B, T, E)  # concat(head_1..head_h): (B, h, T, d_k) -> (B, T, h * d_k)
+        out = self._merge_heads(out)  # concat(head_1..head_h): (B, h, T, d_k) -> (B, T, h * d_k)
         out = self.out_proj(out)  # W_O
 
         if not batched:

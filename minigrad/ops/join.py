@@ -3,7 +3,8 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function, named_node
-from ..tensor import _ONE_OF_SEVERAL, Tensor
+from ..tensor import Tensor
+from ..views import ONE_OF_SEVERAL
 from .indexing import getitem
 from .util import linear_jvp, normalize_dim, result_dtype
 
@@ -140,8 +141,8 @@ def unbind(x, dim=0):
 
 def _several_views(pieces):
     """The views split, chunk and unbind return: as PyTorch, none of them may change in place where a
-    graph is recorded (Tensor._check_inplace), since each one's gradient goes back alone."""
+    graph is recorded (views._check_inplace), since each one's gradient goes back alone."""
     for piece in pieces:
         if piece._view_steps is not None:
-            piece._view_steps = _ONE_OF_SEVERAL
+            piece._view_steps = ONE_OF_SEVERAL
     return tuple(pieces)

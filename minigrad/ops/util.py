@@ -85,6 +85,9 @@ def promote(a, b):
     Returns the possibly cast operands; Python numbers are left as they are (NumPy treats them
     as weak, so they take the tensor's dtype).
     """
+    if isinstance(a, Tensor) and (isinstance(b, Tensor) and a._array.dtype == b._array.dtype
+                                  or type(b) in (int, float) and a._array.dtype.kind == "f"):
+        return a, b  # the common case: nothing to cast (a float tensor's dtype wins over a Python number's)
     a, b = _operand(a), _operand(b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         return a, b
