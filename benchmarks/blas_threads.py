@@ -23,7 +23,8 @@ from threadpoolctl import ThreadpoolController
 import minigrad as mg
 from minigrad.kernels import threads
 
-import train_step  # beside this script, which Python puts first on sys.path
+import machine  # beside this script, which Python puts first on sys.path
+import train_step
 
 
 def median_ms(fn, repeats):
@@ -46,6 +47,7 @@ def main():
     groups = {}  # products of the same shapes and layout, timed once, counted as often as they occur
     for a, b in train_step.record_products(train_step.SIZES[args.size]):
         groups.setdefault((a.shape, a.strides, b.shape, b.strides), [a, b, 0])[2] += 1
+    print(machine.describe("minigrad"))
     print(f"{args.size} step: {sum(g[2] for g in groups.values())} products of {len(groups)} kinds; "
           f"{os.cpu_count()} cores; ms per product, median of {args.repeats}")
     print(f"{'a @ b':>36} {'x':>3} | {'1 BLAS':>7} {f'{n} BLAS':>7} {'mg 1':>7} {f'mg {n}':>7} | same bits")
