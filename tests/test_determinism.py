@@ -157,6 +157,8 @@ def test_openblas_threads_are_used_only_where_they_give_the_blocks_bits(monkeypa
     # the bits of minigrad's blocks on one thread, whichever way each product ran.
     monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)  # OpenBLAS's threads and the workers take part
     monkeypatch.setattr(threads, "_agreement", {})
+    monkeypatch.setattr(threads, "_check_for_stall", lambda seconds, one_thread_seconds: None)  # however busy
+    monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
     used = []
     monkeypatch.setattr(threads, "_note_spinning_blas_workers", used.append)
     rng = np.random.default_rng(2)
@@ -177,6 +179,34 @@ def test_openblas_threads_are_used_only_where_they_give_the_blocks_bits(monkeypa
         mg.set_num_threads(before)
     agreed = [key for key, agrees in threads._agreement.items() if agrees]
     assert used and agreed, "no product ran on OpenBLAS's threads: the test did not test them"
+
+
+def test_a_stalled_product_pauses_openblas_threads_for_longer_each_time(monkeypatch):
+    # a product on OpenBLAS's threads slower than on one thread (another process took a core) sends the
+    # next products to minigrad's blocks for a while, doubling while stalls follow; a fast one resets it
+    monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)
+    monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
+    monkeypatch.setattr(threads, "_openblas_pause", threads.OPENBLAS_PAUSE_SECONDS)
+    used = []
+    monkeypatch.setattr(threads, "_note_spinning_blas_workers", used.append)
+    a = np.ones((768, 128), np.float32)
+    b = np.ones((128, 384), np.float32)
+    before = mg.get_num_threads()
+    try:
+        mg.set_num_threads(2)
+        threads._check_for_stall(1.0, 0.5)
+        assert threads._openblas_paused_until > time.perf_counter() + 0.9 * threads.OPENBLAS_PAUSE_SECONDS
+        assert (threads.matmul(a, b) == 128).all() and not used  # paused: minigrad's blocks
+        threads._check_for_stall(1.0, 0.5)
+        assert threads._openblas_pause == 4 * threads.OPENBLAS_PAUSE_SECONDS
+        threads._check_for_stall(0.1, 0.5)
+        assert threads._openblas_pause == threads.OPENBLAS_PAUSE_SECONDS
+        monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
+        monkeypatch.setattr(threads, "_check_for_stall", lambda seconds, one_thread_seconds: None)
+        assert (threads.matmul(a, b) == 128).all()
+        assert used or not threads._openblas_agrees(a, b)  # resumed (where OpenBLAS gives the blocks' bits)
+    finally:
+        mg.set_num_threads(before)
 
 
 def test_blocked_matmul_raises_errors_of_its_blocks_and_goes_on_working():

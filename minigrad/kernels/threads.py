@@ -7,8 +7,10 @@ runs with is minigrad's choice, for two reasons, both measured:
 
 - OpenBLAS's own threads spin for about 0.1 s after each product while they wait for more work. Two
   minigrad processes on a 2-core machine that both let OpenBLAS use every core fought over the cores
-  and each ran 10 to 56 times slower than alone; so minigrad asks OpenBLAS for a second thread only
-  when a core is idle (`idle_cores`).
+  and each ran 10 to 56 times slower than alone; and they wait for each other, so one whose core another
+  process takes stalls the product. So minigrad asks OpenBLAS for a second thread only when a core is
+  idle (`idle_cores`), and a product that took longer than on one thread pauses OpenBLAS's threads
+  for a while (`_check_for_stall`).
 - How OpenBLAS splits a product over its threads may change the order in which a sum is added up: on
   OpenBLAS 0.3.31 (AMD EPYC, SkylakeX kernels), 96 of 150 random float32 shapes (141 of 150 in float64)
   gave other last bits on 2 threads than on 1, mostly for inner dims over about 450. A seeded training
@@ -232,9 +234,14 @@ def matmul(a, b):
         return np.matmul(a, b) if one_blas_thread_anyway else _with_blas_threads(1, np.matmul, a, b)
     if not one_blas_thread_anyway and _num_threads > 1 and USE_OPENBLAS_THREADS:
         helpers = min(_num_threads - 1, idle_cores()) if ONLY_IDLE_CORES else _num_threads - 1
-        if helpers > 0 and _openblas_agrees(a, b):
-            _note_spinning_blas_workers(helpers)
-            return _with_blas_threads(1 + helpers, np.matmul, a, b)
+        if helpers > 0 and time.perf_counter() >= _openblas_paused_until:
+            one_thread_seconds = _openblas_agrees(a, b)
+            if one_thread_seconds:
+                _note_spinning_blas_workers(helpers)
+                start = time.perf_counter()
+                out = _with_blas_threads(1 + helpers, np.matmul, a, b)
+                _check_for_stall(time.perf_counter() - start, one_thread_seconds)
+                return out
     blocks, out = _blocks(a, b)
     if blocks is None:
         return np.matmul(a, b) if one_blas_thread_anyway else _with_blas_threads(1, np.matmul, a, b)
@@ -269,35 +276,61 @@ def _blocks(a, b):
 # Whether matmul may hand a product to OpenBLAS's own threads where they give the blocks' bits (off:
 # minigrad's blocks for every product, the policy before issue 41).
 USE_OPENBLAS_THREADS = True
-_agreement = {}  # (shapes, strides, dtype, threads) -> whether OpenBLAS's threads give the blocks' bits
+_agreement = {}  # (shapes, strides, dtype, threads) -> seconds on one thread if OpenBLAS's threads give the blocks' bits, else 0
 
 
 def _openblas_agrees(a, b):
     """Whether np.matmul on OpenBLAS's threads, for every count from 2 to get_num_threads(), gives the
-    bits of minigrad's blocks for products of a's and b's shapes and layout.
+    bits of minigrad's blocks for products of a's and b's shapes and layout: if so, the seconds the
+    product takes on one thread (the best of two), else 0.
 
-    Probed once per shape, on random numbers (about three products' time): the order in which BLAS adds
+    Probed once per shape, on random numbers (a few products' time): the order in which BLAS adds
     up a sum depends on the shapes, the layout and the thread count, never on the numbers, and random
     numbers show any change of order in the last bits."""
     key = (a.shape, a.strides, b.shape, b.strides, a.dtype.char, _num_threads)
-    agrees = _agreement.get(key)
-    if agrees is None:
+    seconds = _agreement.get(key)
+    if seconds is None:
         if len(_agreement) >= 4096:  # shapes that keep changing: forget, rather than grow without end
             _agreement.clear()
         rng = np.random.default_rng(0)
         probe_a, probe_b = np.empty_like(a), np.empty_like(b)  # the same shapes and memory order
         probe_a[...] = rng.standard_normal(a.shape)
         probe_b[...] = rng.standard_normal(b.shape)
-        blocks, reference = _blocks(probe_a, probe_b)
-        if blocks is None:
-            reference = _with_blas_threads(1, np.matmul, probe_a, probe_b)
-        else:
-            for block in blocks:
-                _with_blas_threads(1, block)
-        agrees = _agreement[key] = all(
-            _with_blas_threads(n, np.matmul, probe_a, probe_b).tobytes() == reference.tobytes()
-            for n in range(2, _num_threads + 1))
-    return agrees
+        times = []
+        for _ in range(2):
+            start = time.perf_counter()
+            blocks, reference = _blocks(probe_a, probe_b)
+            if blocks is None:
+                reference = _with_blas_threads(1, np.matmul, probe_a, probe_b)
+            else:
+                for block in blocks:
+                    _with_blas_threads(1, block)
+            times.append(time.perf_counter() - start)
+        agrees = all(_with_blas_threads(n, np.matmul, probe_a, probe_b).tobytes() == reference.tobytes()
+                     for n in range(2, _num_threads + 1))
+        seconds = _agreement[key] = min(times) if agrees else 0
+    return seconds
+
+
+# OpenBLAS's threads wait for each other: when another process takes the core of one of them in the
+# middle of a product, the product waits for the scheduler to give it back (measured on the 2-core
+# development machine under a load of 6-11: a (384, 64) @ (64, 64) product took 74 ms instead of
+# 0.04), and idle_cores() only tells how the machine was a moment before. So a product on OpenBLAS's
+# threads that takes longer than it would on one thread pauses them: for OPENBLAS_PAUSE_SECONDS,
+# doubled at each stall in a row (up to 32 times that), the products run on minigrad's blocks, whose
+# caller never waits for a worker that has not started. A process alone never stalls and keeps them.
+OPENBLAS_PAUSE_SECONDS = 2.0
+_openblas_paused_until = 0.0
+_openblas_pause = OPENBLAS_PAUSE_SECONDS
+
+
+def _check_for_stall(seconds, one_thread_seconds):
+    global _openblas_paused_until, _openblas_pause
+    if seconds > one_thread_seconds:
+        _openblas_paused_until = time.perf_counter() + _openblas_pause
+        _openblas_pause = min(2 * _openblas_pause, 32 * OPENBLAS_PAUSE_SECONDS)
+    else:
+        _openblas_pause = OPENBLAS_PAUSE_SECONDS
 
 
 def row_blocks(n_rows, row_size):
