@@ -5,7 +5,7 @@
 
 For each matrix product shape of one training step (benchmarks/peers.py, recorded as in
 train_step.py's `gemm` row), the median time of:
-  one BLAS thread       np.matmul with OpenBLAS held to one thread (minigrad's setting)
+  one BLAS thread       np.matmul with OpenBLAS held to one thread
   BLAS threads          np.matmul with OpenBLAS allowed --threads threads (its own threads, which spin)
   minigrad 1 / n        minigrad's matmul, cut into shape-determined blocks, on 1 and on --threads threads
   chosen                minigrad's matmul as it runs by default on --threads threads: OpenBLAS's own

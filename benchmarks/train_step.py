@@ -346,7 +346,7 @@ def record_products(cfg):
 
     # the modules themselves: minigrad.ops.matmul is also the name of a function
     modules = [importlib.import_module("minigrad.kernels.linear"), importlib.import_module("minigrad.ops.matmul")]
-    names = ["matmul", "blocked_matmul"]
+    names = ["matmul", "threaded_matmul"]
     recorded = []
 
     def recording(a, b):
