@@ -366,3 +366,16 @@ def test_idle_cores_without_proc_loadavg_counts_the_other_cores_idle(monkeypatch
 
     monkeypatch.setattr(threads.os, "pread", unreadable)
     assert threads.idle_cores() == threads._CORES - 1
+
+
+def test_idle_cores_does_not_count_openblas_workers_spinning_after_our_product(monkeypatch):
+    # OpenBLAS's workers stay runnable (spinning) for a while after a product; they are ours and idle
+    monkeypatch.setattr(threads, "_loadavg", 0)
+    runnable = threads._CORES  # every core has a runnable thread
+    monkeypatch.setattr(threads.os, "pread", lambda fd, n, offset: f"0.5 0.5 0.5 {runnable}/100 1".encode())
+    monkeypatch.setattr(threads, "_spinning_workers", 0)
+    assert threads.idle_cores() == 0
+    threads._note_spinning_blas_workers(1)
+    assert threads.idle_cores() == min(1, threads._CORES - 1)  # our spinning worker's core counts as idle
+    monkeypatch.setattr(threads, "_spinning_until", time.perf_counter() - 1)  # BLAS_SPIN_SECONDS later
+    assert threads.idle_cores() == 0
