@@ -74,7 +74,11 @@ def main():
         blocks_result = threads.matmul(a, b)
         same.append(blocks_result.tobytes() == reference.tobytes())
         row.append(median_ms(lambda: threads.matmul(a, b), args.repeats))
-        choice.append("OpenBLAS" if any(v for k, v in threads._agreement.items() if k[:4] == (a.shape, a.strides, b.shape, b.strides)) else "blocks")
+        probed = [v for k, v in threads._agreement.items() if k[:4] == (a.shape, a.strides, b.shape, b.strides)]
+        choice.append("one call, one thread (small)" if not probed and threads._blocks(a, b)[0] is None and
+                      a.shape[-2] * a.shape[-1] * b.shape[-1] <= threads.BLAS_ONE_THREAD_MACS else
+                      "OpenBLAS" if any(probed) else "blocks (OpenBLAS's bits differ)" if probed else
+                      "blocks (OpenBLAS paused after a stall)")
         mg.set_num_threads(1)
         totals += count * np.array(row)
         print(f"{f'{shape_a} @ {shape_b}':>36} {count:>3} | " + " ".join(f"{ms:7.3f}" for ms in row)
