@@ -5,9 +5,11 @@
 
 For each matrix product shape of one training step (benchmarks/peers.py, recorded as in
 train_step.py's `gemm` row), the median time of:
-  one BLAS thread       np.matmul with OpenBLAS held to one thread (minigrad's setting)
+  one BLAS thread       np.matmul with OpenBLAS held to one thread
   BLAS threads          np.matmul with OpenBLAS allowed --threads threads (its own threads, which spin)
   minigrad 1 / n        minigrad's matmul, cut into shape-determined blocks, on 1 and on --threads threads
+  chosen                minigrad's matmul as it runs by default on --threads threads: OpenBLAS's own
+                        threads where a probe at first use shows they give the blocks' bits, else the blocks
 and whether each variant gives the same bits as one BLAS thread. Then the cost of changing
 OpenBLAS's thread count for every product, through threadpoolctl and through OpenBLAS's own
 function: the price of switching per product size.
@@ -23,7 +25,8 @@ from threadpoolctl import ThreadpoolController
 import minigrad as mg
 from minigrad.kernels import threads
 
-import train_step  # beside this script, which Python puts first on sys.path
+import machine  # beside this script, which Python puts first on sys.path
+import train_step
 
 
 def median_ms(fn, repeats):
@@ -43,13 +46,17 @@ def main():
     args = parser.parse_args()
     blas = ThreadpoolController().select(user_api="blas")
     n = args.threads
+    choice = []
+    threads.ONLY_IDLE_CORES = False  # each variant gets its threads, however busy the machine
     groups = {}  # products of the same shapes and layout, timed once, counted as often as they occur
     for a, b in train_step.record_products(train_step.SIZES[args.size]):
         groups.setdefault((a.shape, a.strides, b.shape, b.strides), [a, b, 0])[2] += 1
+    print(machine.describe("minigrad"))
     print(f"{args.size} step: {sum(g[2] for g in groups.values())} products of {len(groups)} kinds; "
           f"{os.cpu_count()} cores; ms per product, median of {args.repeats}")
-    print(f"{'a @ b':>36} {'x':>3} | {'1 BLAS':>7} {f'{n} BLAS':>7} {'mg 1':>7} {f'mg {n}':>7} | same bits")
-    totals = np.zeros(4)
+    print(f"{'a @ b':>36} {'x':>3} | {'1 BLAS':>7} {f'{n} BLAS':>7} {'mg 1':>7} {f'mg {n}':>7} {'chosen':>7} | "
+          f"same bits | chosen way")
+    totals = np.zeros(5)
     for (shape_a, _, shape_b, _), (a, b, count) in groups.items():
         blas.limit(limits=1)
         reference = np.matmul(a, b)
@@ -58,14 +65,24 @@ def main():
         same = [np.matmul(a, b).tobytes() == reference.tobytes()]
         row.append(median_ms(lambda: np.matmul(a, b), args.repeats))
         blas.limit(limits=1)
+        threads.USE_OPENBLAS_THREADS = False  # minigrad's blocks only
         for threads_ in (1, n):
             mg.set_num_threads(threads_)
             same.append(threads.matmul(a, b).tobytes() == reference.tobytes())
             row.append(median_ms(lambda: threads.matmul(a, b), args.repeats))
+        threads.USE_OPENBLAS_THREADS = True  # minigrad's choice: OpenBLAS's threads where they give the blocks' bits
+        blocks_result = threads.matmul(a, b)
+        same.append(blocks_result.tobytes() == reference.tobytes())
+        row.append(median_ms(lambda: threads.matmul(a, b), args.repeats))
+        probed = [v for k, v in threads._agreement.items() if k[:4] == (a.shape, a.strides, b.shape, b.strides)]
+        choice.append("one call, one thread (small)" if not probed and threads._blocks(a, b)[0] is None and
+                      a.shape[-2] * a.shape[-1] * b.shape[-1] <= threads.BLAS_ONE_THREAD_MACS else
+                      "OpenBLAS" if any(probed) else "blocks (OpenBLAS's bits differ)" if probed else
+                      "blocks (OpenBLAS paused after a stall)")
         mg.set_num_threads(1)
         totals += count * np.array(row)
         print(f"{f'{shape_a} @ {shape_b}':>36} {count:>3} | " + " ".join(f"{ms:7.3f}" for ms in row)
-              + " | " + " ".join("yes" if s else "NO" for s in same))
+              + " | " + " ".join("yes" if s else "NO" for s in same) + f" | {choice[-1]}")
     print(f"{'all products of one step':>40} | " + " ".join(f"{ms:7.2f}" for ms in totals))
     calls = 2000
     start = time.perf_counter()

@@ -42,7 +42,8 @@ import time
 import numpy as np
 
 
-import peers  # beside this script, which Python puts first on sys.path
+import machine  # beside this script, which Python puts first on sys.path
+import peers
 
 SIZES = {
     "tiny": dict(d_model=64, heads=4, d_ff=256, layers=2, batch=32, length=12, vocab=16),
@@ -345,7 +346,7 @@ def record_products(cfg):
 
     # the modules themselves: minigrad.ops.matmul is also the name of a function
     modules = [importlib.import_module("minigrad.kernels.linear"), importlib.import_module("minigrad.ops.matmul")]
-    names = ["matmul", "blocked_matmul"]
+    names = ["matmul", "threaded_matmul"]
     recorded = []
 
     def recording(a, b):
@@ -543,6 +544,7 @@ def main():
     versions = {"numpy": np.__version__}
     for module in sorted({MODULE_OF[lib] for lib in libraries} - {"minigrad"}):
         versions[module] = getattr(__import__(module), "__version__", "?")
+    print(machine.describe("minigrad"))
     print(f"{os.cpu_count()} cores; {', '.join(f'{k} {v}' for k, v in versions.items())}; minigrad threads "
           f"{args.threads or mg.get_num_threads()} (default {mg.get_num_threads()}); minigrad's malloc setting {'on' if tuning else 'off'}; plain processes; {args.steps} timed steps after "
           f"{args.warmup} warm-up steps, {args.repeats} repeat(s)" + (f"; not installed: {missing}" if missing else ""))

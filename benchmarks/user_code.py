@@ -28,6 +28,8 @@ import subprocess
 import sys
 import time
 
+import machine  # beside this script
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "user_gpt.py")
 # dropped from the children's environment: no allocator tuning from outside
@@ -67,10 +69,12 @@ def main():
     for library in args.libraries:
         module = __import__(library)
         versions.append(f"{library} {getattr(module, '__version__', '?')}")
+    print(machine.describe(), flush=True)
     print(f"{os.cpu_count()} cores; {', '.join(versions)}; {args.steps} steps per run (median after 5), "
           f"{args.repeats} round(s), plain processes", flush=True)
     print(f"{'size':>6} {'attention':>9} {'library':>9} | {'step ms':>8} {'process s':>9} {'peak MB':>8} | "
           f"{'ratio':>6}  loss: first batch -> last")
+    described = set()
     for size in args.sizes:
         for attention in args.attention:
             runs = {library: [] for library in args.libraries}
@@ -83,6 +87,9 @@ def main():
                 if abs(value - reference) > 1e-4 * abs(reference):
                     raise SystemExit(f"{size} {attention}: {library}'s loss on the fixed batch is {value}, "
                                      f"{args.libraries[0]}'s {reference}: they do not compute the same model")
+            for library in set(args.libraries) - described:  # each child's CPU, BLAS and threads, once
+                print(f"{library}'s process: {runs[library][0].get('machine', '?')}")
+                described.add(library)
             step = {library: statistics.median(r["step_ms"] for r in results) for library, results in runs.items()}
             base = step.get("torch")
             for library, results in runs.items():

@@ -24,6 +24,8 @@ import time
 
 import numpy as np
 
+import machine  # beside this script
+
 STARTED = time.perf_counter()
 
 SIZES = {
@@ -209,6 +211,7 @@ def main():
         "check_loss": float(check_loss.item()), "first_loss": losses[0], "last_loss": losses[-1],
         "step_ms": 1000 * warm[len(warm) // 2], "train_s": finished - train_started,
         "process_s": finished - STARTED, "peak_rss_mb": peak_rss_mb(),
+        "machine": machine.describe(args.library),  # CPU, BLAS and threads (benchmarks/machine.py)
     }))
 
 

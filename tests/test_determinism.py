@@ -1,5 +1,6 @@
 """A seeded training run gives the same bits whatever the threads: BLAS's from the environment, or
 minigrad's own (mg.set_num_threads). See minigrad/kernels/threads.py for why that holds by construction."""
+import json
 import os
 import subprocess
 import sys
@@ -8,8 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_info
-
 import minigrad as mg
 from minigrad.kernels import threads
 
@@ -85,8 +84,40 @@ def test_the_run_is_a_real_training(reference):
     assert len(losses) == STEPS and losses[-1] < losses[0]
 
 
-def test_blas_is_held_to_one_thread():
-    assert all(pool["num_threads"] == 1 for pool in threadpool_info() if pool["user_api"] == "blas")
+USER_BLAS_THREADS = """
+import json
+import numpy  # the user's NumPy, and its BLAS, loaded before minigrad
+from threadpoolctl import threadpool_info, threadpool_limits
+def blas():
+    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+found = blas()
+import minigrad as mg
+after_import = blas()
+x = mg.randn(768, 256)
+w = mg.randn(384, 256, requires_grad=True)
+(x @ w.T @ w).sum().backward()  # large products, forward and backward
+mg.randn(20000) @ mg.randn(20000)
+after_products = blas()
+threadpool_limits(limits=1, user_api="blas")
+x @ w.T
+print(json.dumps([found, after_import, after_products, blas()]))
+"""
+
+
+@pytest.mark.parametrize("blas_threads", [None, "1"])
+def test_the_users_blas_threads_are_left_as_they_were(blas_threads):
+    # import minigrad and its products leave the process's BLAS thread count alone (the user's NumPy
+    # code keeps it), and a count the user sets later stays set
+    env = {key: value for key, value in os.environ.items() if key not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    if blas_threads is not None:
+        env["OPENBLAS_NUM_THREADS"] = blas_threads
+    run = subprocess.run([sys.executable, "-c", USER_BLAS_THREADS], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert run.returncode == 0, run.stderr
+    found, after_import, after_products, after_user_limit = json.loads(run.stdout)
+    assert found and after_import == found and after_products == found, run.stdout
+    assert after_user_limit == [1] * len(found)
+    if blas_threads is not None:
+        assert found == [int(blas_threads)] * len(found)  # the environment's count, kept
 
 
 @pytest.mark.parametrize("shape_a, shape_b", [
@@ -98,7 +129,8 @@ def test_blas_is_held_to_one_thread():
     ((700, 3000), (3000, 90)),          # rows not a multiple of the block count
 ])
 def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, monkeypatch):
-    monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)  # the workers take part, however busy the machine
+    monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)
+    monkeypatch.setattr(threads, "USE_OPENBLAS_THREADS", False)  # minigrad's blocks for every product  # the workers take part, however busy the machine
     cuts = []
     monkeypatch.setattr(threads, "_run", lambda blocks, run=threads._run: cuts.append(len(blocks)) or run(blocks))
     rng = np.random.default_rng(0)
@@ -116,6 +148,65 @@ def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, 
     for other in results[1:]:
         assert other.tobytes() == results[0].tobytes()
     assert len(cuts) == 4 and len(set(cuts)) == 1 and cuts[0] >= 2  # really cut, and the same way each time
+
+
+@pytest.mark.skipif(threads._blas_get is None, reason="threadpoolctl finds no BLAS whose threads it can set")
+def test_openblas_threads_are_used_only_where_they_give_the_blocks_bits(monkeypatch):
+    # Products of a training step (inner dims up to 512), and shapes where OpenBLAS's 2 threads add up
+    # in another order than one thread (inner dims over about 450; float64): every thread count gives
+    # the bits of minigrad's blocks on one thread, whichever way each product ran.
+    monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)  # OpenBLAS's threads and the workers take part
+    monkeypatch.setattr(threads, "_agreement", {})
+    monkeypatch.setattr(threads, "_check_for_stall", lambda seconds, one_thread_seconds: None)  # however busy
+    monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
+    used = []
+    monkeypatch.setattr(threads, "_note_spinning_blas_workers", used.append)
+    rng = np.random.default_rng(2)
+    shapes = [((768, 128), (128, 384), np.float32), ((2048, 512), (512, 128), np.float32),
+              ((128, 768), (768, 384), np.float32), ((576, 621), (621, 910), np.float32),
+              ((1000, 333), (333, 777), np.float64), ((12, 256, 64), (12, 64, 256), np.float32)]
+    before = mg.get_num_threads()
+    try:
+        for shape_a, shape_b, dtype in shapes:
+            a, b = rng.standard_normal(shape_a).astype(dtype), rng.standard_normal(shape_b).astype(dtype)
+            results = []
+            for n, openblas in ((1, False), (2, False), (2, True), (3, True)):
+                monkeypatch.setattr(threads, "USE_OPENBLAS_THREADS", openblas)
+                mg.set_num_threads(n)
+                results.append(threads.matmul(a, b).tobytes())
+            assert len(set(results)) == 1, f"{shape_a} @ {shape_b} in {dtype.__name__}: bits depend on the threads"
+    finally:
+        mg.set_num_threads(before)
+    agreed = [key for key, agrees in threads._agreement.items() if agrees]
+    assert used and agreed, "no product ran on OpenBLAS's threads: the test did not test them"
+
+
+def test_a_stalled_product_pauses_openblas_threads_for_longer_each_time(monkeypatch):
+    # a product on OpenBLAS's threads slower than on one thread (another process took a core) sends the
+    # next products to minigrad's blocks for a while, doubling while stalls follow; a fast one resets it
+    monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)
+    monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
+    monkeypatch.setattr(threads, "_openblas_pause", threads.OPENBLAS_PAUSE_SECONDS)
+    used = []
+    monkeypatch.setattr(threads, "_note_spinning_blas_workers", used.append)
+    a = np.ones((768, 128), np.float32)
+    b = np.ones((128, 384), np.float32)
+    before = mg.get_num_threads()
+    try:
+        mg.set_num_threads(2)
+        threads._check_for_stall(1.0, 0.5)
+        assert threads._openblas_paused_until > time.perf_counter() + 0.9 * threads.OPENBLAS_PAUSE_SECONDS
+        assert (threads.matmul(a, b) == 128).all() and not used  # paused: minigrad's blocks
+        threads._check_for_stall(1.0, 0.5)
+        assert threads._openblas_pause == 4 * threads.OPENBLAS_PAUSE_SECONDS
+        threads._check_for_stall(0.1, 0.5)
+        assert threads._openblas_pause == threads.OPENBLAS_PAUSE_SECONDS
+        monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
+        monkeypatch.setattr(threads, "_check_for_stall", lambda seconds, one_thread_seconds: None)
+        assert (threads.matmul(a, b) == 128).all()
+        assert used or not threads._openblas_agrees(a, b)  # resumed (where OpenBLAS gives the blocks' bits)
+    finally:
+        mg.set_num_threads(before)
 
 
 def test_blocked_matmul_raises_errors_of_its_blocks_and_goes_on_working():
@@ -217,6 +308,7 @@ def test_run_rows_raises_errors_of_its_blocks_and_goes_on_working():
 def _woken_workers(monkeypatch, idle, only_idle=True, num_threads=4):
     """How many workers _run wakes for one product cut into blocks, when idle_cores() says `idle`."""
     monkeypatch.setattr(threads, "ONLY_IDLE_CORES", only_idle)
+    monkeypatch.setattr(threads, "USE_OPENBLAS_THREADS", False)  # minigrad's blocks
     monkeypatch.setattr(threads, "idle_cores", lambda: idle)
     woken = []
 
@@ -274,3 +366,16 @@ def test_idle_cores_without_proc_loadavg_counts_the_other_cores_idle(monkeypatch
 
     monkeypatch.setattr(threads.os, "pread", unreadable)
     assert threads.idle_cores() == threads._CORES - 1
+
+
+def test_idle_cores_does_not_count_openblas_workers_spinning_after_our_product(monkeypatch):
+    # OpenBLAS's workers stay runnable (spinning) for a while after a product; they are ours and idle
+    monkeypatch.setattr(threads, "_loadavg", 0)
+    runnable = threads._CORES  # every core has a runnable thread
+    monkeypatch.setattr(threads.os, "pread", lambda fd, n, offset: f"0.5 0.5 0.5 {runnable}/100 1".encode())
+    monkeypatch.setattr(threads, "_spinning_workers", 0)
+    assert threads.idle_cores() == 0
+    threads._note_spinning_blas_workers(1)
+    assert threads.idle_cores() == min(1, threads._CORES - 1)  # our spinning worker's core counts as idle
+    monkeypatch.setattr(threads, "_spinning_until", time.perf_counter() - 1)  # BLAS_SPIN_SECONDS later
+    assert threads.idle_cores() == 0

@@ -1,38 +1,55 @@
 """Threads for minigrad's matrix products, and why the results never depend on them.
 
-NumPy's BLAS (OpenBLAS here) is held to ONE thread, through threadpoolctl, whatever the
-environment says (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS). Two reasons, both measured:
+minigrad never changes the BLAS thread count of the process for anyone else: around each of its own
+products that OpenBLAS might spread over threads it sets the count it wants, and puts back the one it
+found (the user's NumPy code keeps OpenBLAS's default, or whatever the user chose). Which count a product
+runs with is minigrad's choice, for two reasons, both measured:
 
-- OpenBLAS's own threads spin while they wait for work. Two minigrad processes on a 2-core machine
-  (two trainings, a training beside the test suite) fought over the cores and each ran 10 to 56
-  times slower than alone; with one BLAS thread each they ran side by side at full speed.
-- How a product is split over BLAS threads is BLAS's choice and may change the order in which a
-  sum is added up, so the last bit of a result could depend on the thread count, and a seeded
-  training run on the number of cores.
+- OpenBLAS's own threads spin for about 0.1 s after each product while they wait for more work. Two
+  minigrad processes on a 2-core machine that both let OpenBLAS use every core fought over the cores
+  and each ran 10 to 56 times slower than alone; and they wait for each other, so one whose core another
+  process takes stalls the product. So minigrad asks OpenBLAS for a second thread only when a core is
+  idle (`idle_cores`), and a product that took longer than on one thread pauses OpenBLAS's threads
+  for a while (`_check_for_stall`).
+- How OpenBLAS splits a product over its threads may change the order in which a sum is added up: on
+  OpenBLAS 0.3.31 (AMD EPYC, SkylakeX kernels), 96 of 150 random float32 shapes (141 of 150 in float64)
+  gave other last bits on 2 threads than on 1, mostly for inner dims over about 450. A seeded training
+  run must not depend on the number of cores.
 
-More threads are minigrad's own instead (`mg.set_num_threads(n)`, as torch.set_num_threads). A
-large product is cut into blocks of whole output rows, or whole matrices of a batch (`matmul`
-below), each block is one single-threaded BLAS call writing into its slice of one output array,
-and the blocks are shared among n threads: the caller and n - 1 workers that sleep on a queue when
-idle (they never spin). How a product is cut depends only on its shapes, never on the thread count,
-and every output element comes from one block, so results are bit-identical for any n, by
-construction (tests/test_determinism.py trains under different settings and compares checkpoints).
+So each product is computed in a way fixed by its shapes, one of two:
 
-The default is one thread per core, at most 4, and workers are woken only for cores that are idle
-at that moment (`idle_cores`, from the kernel's count of runnable threads): a process alone uses the
-idle cores for its large products, and processes that share the cores each keep to one, instead of
-taking turns on all of them. Idle workers sleep, so they cost nothing. Measured on the 2-core
-development machine (`python benchmarks/train_step.py --sizes tiny small --libraries minigrad
---parallel 2`; docs/speed.md has the whole run): with OpenBLAS's own 2 threads, two
-processes at once each ran 10-56x slower than alone; with minigrad's, each ran 0.93-1.00x as long as
-minigrad alone on one thread, the most a process can have when every core is taken.
+- minigrad's blocks: a large product is cut into blocks of whole output rows, or whole matrices of a
+  batch (`matmul` below), each block one BLAS call on ONE BLAS thread writing into its slice of one
+  output array, and the blocks are shared among n threads: the caller and n - 1 workers that sleep on
+  a queue when idle (they never spin). How a product is cut depends only on its shapes, never on the
+  thread count, and every output element comes from one block, so results are bit-identical for any
+  n, by construction.
+- OpenBLAS's own threads, one call for the whole product: faster where OpenBLAS splits well (the
+  issue-41 measurement: nanoGPT's (768, 128) @ (128, 384) in float32 ran at about 180 GFLOP/s on
+  OpenBLAS's 2 threads, 130 on minigrad's blocks; `benchmarks/blas_threads.py`). It is used for a shape
+  only where a probe at the shape's first use (`_openblas_agrees`: the same product on random numbers of
+  the same shapes and layout, computed both ways) shows that OpenBLAS gives the bits of minigrad's
+  blocks on every thread count from 2 to set_num_threads. The order of a sum depends on the shapes and
+  the thread count only, not on the numbers, so the probe holds for every later product of that shape.
+
+Either way the result is the blocks' result, for any n (tests/test_determinism.py trains under
+different settings and compares checkpoints, and checks each product both ways).
+
+The default is one thread per core, at most 4, and extra threads are used only for cores that are
+idle at that moment (`idle_cores`, from the kernel's count of runnable threads, less OpenBLAS's own
+workers spinning after minigrad's last product): a process alone uses the idle cores for its large
+products, and processes that share the cores each keep to one, instead of taking turns on all of them.
+Measured on the 2-core development machine with minigrad's blocks (`python benchmarks/train_step.py
+--sizes tiny small --libraries minigrad --parallel 2`; docs/speed.md has the whole run): with
+OpenBLAS's own 2 threads always on, two processes at once each ran 10-56x slower than alone; with
+minigrad's, each ran 0.93-1.00x as long as minigrad alone on one thread.
 
 Row-wise kernels (softmax, ReLU, masked fill) are cut the same way, into blocks of whole rows fixed
 by the shape (`run_rows`); each row is computed by one block, so again no result depends on the
 threads. Sharing those blocks among the threads did not pay on the development machine (see
 SHARE_ROW_BLOCKS), so by default the calling thread runs them, one after the other.
 `benchmarks/blas_threads.py` measures the choices on the product shapes of a training step: one
-BLAS thread, OpenBLAS's threads, and minigrad's blocks over 1 or 2 threads.
+BLAS thread, OpenBLAS's threads, and minigrad's blocks over 1 or n threads.
 
     mg.get_num_threads()      # threads minigrad's matrix products use now (cores, at most 4, by default)
     mg.set_num_threads(2)     # use 2; changes speed only, never a result
@@ -41,6 +58,7 @@ import itertools
 import os
 import queue
 import threading
+import time
 from functools import partial
 
 import numpy as np
@@ -85,7 +103,44 @@ MAX_ROW_BLOCKS = 16
 # (a block's passes stay in the core's cache), and results are the same bits either way.
 SHARE_ROW_BLOCKS = False
 
-_blas = ThreadpoolController().select(user_api="blas")
+# NumPy's BLAS, if threadpoolctl can reach its thread count (OpenBLAS, MKL, BLIS); its raw get/set
+# functions where it has them (about 1 us a call; threadpoolctl's limit() takes tens of microseconds).
+_blas_libs = ThreadpoolController().select(user_api="blas").lib_controllers
+_blas_lib = _blas_libs[0] if len(_blas_libs) == 1 else None
+
+
+def _raw(name):
+    try:
+        return _blas_lib._get_symbol(name)
+    except Exception:  # another BLAS, or another threadpoolctl: its public methods instead
+        return None
+
+
+_blas_get = (_raw("openblas_get_num_threads") or (_blas_lib and _blas_lib.get_num_threads)) if _blas_lib else None
+_blas_set = (_raw("openblas_set_num_threads") or (_blas_lib and _blas_lib.set_num_threads)) if _blas_lib else None
+
+# OpenBLAS computes a product of n*k*m <= 65536 * 4 multiply-adds per matrix (its SMP_THRESHOLD_MIN times
+# GEMM_MULTITHREAD_THRESHOLD, interface/gemm.c), and a matrix-vector product of fewer than 2304 * 4
+# elements (interface/gemv.c), on one thread whatever its setting: those need no setting at all.
+# (tests/test_determinism.py checks that results do not follow the process's BLAS threads.)
+BLAS_ONE_THREAD_MACS = 65536 * 4
+BLAS_ONE_THREAD_GEMV = 2304 * 4
+
+
+def _with_blas_threads(n, function, *args):
+    """function(*args) with NumPy's BLAS on n threads, then the process's own count put back."""
+    if _blas_get is None:
+        return function(*args)
+    found = _blas_get()
+    if found == n:
+        return function(*args)
+    _blas_set(n)
+    try:
+        return function(*args)
+    finally:
+        _blas_set(found)
+
+
 _num_threads = 1  # until set_num_threads(DEFAULT_NUM_THREADS) below starts the workers
 _workers = []  # worker threads, each waiting on _tasks
 _tasks = queue.SimpleQueue()
@@ -96,7 +151,6 @@ def set_num_threads(n):
     global _num_threads
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: expects a positive int, got {n!r}")
-    _blas.limit(limits=1)  # again: something else in the process may have raised it
     while len(_workers) < n - 1:
         worker = threading.Thread(target=_work, name=f"minigrad-matmul-{len(_workers)}", daemon=True)
         worker.start()
@@ -141,7 +195,22 @@ def idle_cores():
         runnable = int(os.pread(_loadavg, 128, 0).split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
         return _CORES - 1
+    if _spinning_workers and time.perf_counter() < _spinning_until:
+        runnable = max(runnable - _spinning_workers, 1)  # OpenBLAS's workers, waiting for our next product
     return max(_CORES - runnable, 0)
+
+
+# OpenBLAS's worker threads spin (runnable, yielding) for a while after a product before they sleep:
+# measured on the development machine, a second core about half busy for 0.1-0.2 s. They are ours and
+# idle: idle_cores() does not count those of minigrad's last product within BLAS_SPIN_SECONDS.
+BLAS_SPIN_SECONDS = 0.1
+_spinning_workers = 0
+_spinning_until = 0.0
+
+
+def _note_spinning_blas_workers(count):
+    global _spinning_workers, _spinning_until
+    _spinning_workers, _spinning_until = count, time.perf_counter() + BLAS_SPIN_SECONDS
 
 
 def _work():
@@ -151,30 +220,117 @@ def _work():
 
 
 def matmul(a, b):
-    """np.matmul(a, b) for arrays of 2 or more dims, cut into blocks as the module docstring says."""
-    # multiply-adds: (batch * n * k) * m, or (batch * k * m) * n where b carries the larger batch
-    macs = max(a.size * b.shape[-1], b.size * a.shape[-2])
-    if macs < 2 * MACS_PER_BLOCK or a.dtype != b.dtype or a.dtype.kind != "f":
-        return np.matmul(a, b)
+    """np.matmul(a, b) on minigrad's threads, or OpenBLAS's where they give the same bits (see the
+    module docstring); the process's BLAS thread count is as it was afterwards."""
+    if a.ndim < 2 or b.ndim < 2:  # a matrix-vector or vector product: one BLAS thread, never cut
+        if max(a.size, b.size) < BLAS_ONE_THREAD_GEMV:
+            return np.matmul(a, b)
+        return _with_blas_threads(1, np.matmul, a, b)
     if b.ndim == 2 and a.ndim > 2 and a.flags.c_contiguous:
         # (..., n, k) @ (k, m) is one 2-D product (batch * n, k) @ (k, m): cut it by rows
         return matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
+    one_blas_thread_anyway = a.shape[-2] * a.shape[-1] * b.shape[-1] <= BLAS_ONE_THREAD_MACS  # per matrix
+    if a.dtype != b.dtype or a.dtype.char not in "fd":  # NumPy's own loops, or a BLAS call not probed: one thread
+        return np.matmul(a, b) if one_blas_thread_anyway else _with_blas_threads(1, np.matmul, a, b)
+    if not one_blas_thread_anyway and _num_threads > 1 and USE_OPENBLAS_THREADS:
+        helpers = min(_num_threads - 1, idle_cores()) if ONLY_IDLE_CORES else _num_threads - 1
+        if helpers > 0 and time.perf_counter() >= _openblas_paused_until:
+            one_thread_seconds = _openblas_agrees(a, b)
+            if one_thread_seconds:
+                _note_spinning_blas_workers(helpers)
+                start = time.perf_counter()
+                out = _with_blas_threads(1 + helpers, np.matmul, a, b)
+                _check_for_stall(time.perf_counter() - start, one_thread_seconds)
+                return out
+    blocks, out = _blocks(a, b)
+    if blocks is None:
+        return np.matmul(a, b) if one_blas_thread_anyway else _with_blas_threads(1, np.matmul, a, b)
+    _with_blas_threads(1, _run, blocks)  # NumPy releases the GIL inside BLAS
+    return out
+
+
+def _blocks(a, b):
+    """The blocks of a @ b (calls that each write their slice of `out`) and `out`; (None, None) for a
+    product too small to cut. The cut depends on the shapes only."""
+    # multiply-adds: (batch * n * k) * m, or (batch * k * m) * n where b carries the larger batch
+    macs = max(a.size * b.shape[-1], b.size * a.shape[-2])
+    if macs < 2 * MACS_PER_BLOCK:
+        return None, None
     rows = a.shape[-2]
     out_shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (rows, b.shape[-1])
     batched = len(out_shape) > 2 and a.shape[:-2] == b.shape[:-2]  # cut whole matrices of the first batch dim
     count = min(MAX_BLOCKS, macs // MACS_PER_BLOCK, out_shape[0] if batched else rows // MIN_BLOCK_ROWS)
     if count < 2:
-        return np.matmul(a, b)
+        return None, None
     count = 1 << (count.bit_length() - 1)  # a power of two
-    out = np.empty(out_shape, dtype=a.dtype)
+    out = np.empty(out_shape, dtype=np.result_type(a, b))
     size = out_shape[0] if batched else rows
     edges = [size * i // count for i in range(count + 1)]
     if batched:
         blocks = [partial(np.matmul, a[lo:hi], b[lo:hi], out=out[lo:hi]) for lo, hi in zip(edges, edges[1:])]
     else:  # whole rows of the output: (rows of a) @ b, with b shared by all blocks
         blocks = [partial(np.matmul, a[..., lo:hi, :], b, out=out[..., lo:hi, :]) for lo, hi in zip(edges, edges[1:])]
-    _run(blocks)  # NumPy releases the GIL inside BLAS
-    return out
+    return blocks, out
+
+
+# Whether matmul may hand a product to OpenBLAS's own threads where they give the blocks' bits (off:
+# minigrad's blocks for every product, the policy before issue 41).
+USE_OPENBLAS_THREADS = True
+_agreement = {}  # (shapes, strides, dtype, threads) -> seconds on one thread if OpenBLAS's threads give the blocks' bits, else 0
+
+
+def _openblas_agrees(a, b):
+    """Whether np.matmul on OpenBLAS's threads, for every count from 2 to get_num_threads(), gives the
+    bits of minigrad's blocks for products of a's and b's shapes and layout: if so, the seconds the
+    product takes on one thread (the best of two), else 0.
+
+    Probed once per shape, on random numbers (a few products' time): the order in which BLAS adds
+    up a sum depends on the shapes, the layout and the thread count, never on the numbers, and random
+    numbers show any change of order in the last bits."""
+    key = (a.shape, a.strides, b.shape, b.strides, a.dtype.char, _num_threads)
+    seconds = _agreement.get(key)
+    if seconds is None:
+        if len(_agreement) >= 4096:  # shapes that keep changing: forget, rather than grow without end
+            _agreement.clear()
+        rng = np.random.default_rng(0)
+        probe_a, probe_b = np.empty_like(a), np.empty_like(b)  # the same shapes and memory order
+        probe_a[...] = rng.standard_normal(a.shape)
+        probe_b[...] = rng.standard_normal(b.shape)
+        times = []
+        for _ in range(2):
+            start = time.perf_counter()
+            blocks, reference = _blocks(probe_a, probe_b)
+            if blocks is None:
+                reference = _with_blas_threads(1, np.matmul, probe_a, probe_b)
+            else:
+                for block in blocks:
+                    _with_blas_threads(1, block)
+            times.append(time.perf_counter() - start)
+        agrees = all(_with_blas_threads(n, np.matmul, probe_a, probe_b).tobytes() == reference.tobytes()
+                     for n in range(2, _num_threads + 1))
+        seconds = _agreement[key] = min(times) if agrees else 0
+    return seconds
+
+
+# OpenBLAS's threads wait for each other: when another process takes the core of one of them in the
+# middle of a product, the product waits for the scheduler to give it back (measured on the 2-core
+# development machine under a load of 6-11: a (384, 64) @ (64, 64) product took 74 ms instead of
+# 0.04), and idle_cores() only tells how the machine was a moment before. So a product on OpenBLAS's
+# threads that takes longer than it would on one thread pauses them: for OPENBLAS_PAUSE_SECONDS,
+# doubled at each stall in a row (up to 32 times that), the products run on minigrad's blocks, whose
+# caller never waits for a worker that has not started. A process alone never stalls and keeps them.
+OPENBLAS_PAUSE_SECONDS = 2.0
+_openblas_paused_until = 0.0
+_openblas_pause = OPENBLAS_PAUSE_SECONDS
+
+
+def _check_for_stall(seconds, one_thread_seconds):
+    global _openblas_paused_until, _openblas_pause
+    if seconds > one_thread_seconds:
+        _openblas_paused_until = time.perf_counter() + _openblas_pause
+        _openblas_pause = min(2 * _openblas_pause, 32 * OPENBLAS_PAUSE_SECONDS)
+    else:
+        _openblas_pause = OPENBLAS_PAUSE_SECONDS
 
 
 def row_blocks(n_rows, row_size):
@@ -248,5 +404,5 @@ def _run(tasks):
         raise errors[0]
 
 
-set_num_threads(DEFAULT_NUM_THREADS)  # also holds BLAS to one thread
+set_num_threads(DEFAULT_NUM_THREADS)
 os.register_at_fork(after_in_child=_forget_workers_after_fork)

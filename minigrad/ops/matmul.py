@@ -3,7 +3,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..function import Function, named_node
-from ..kernels.threads import matmul as blocked_matmul
+from ..kernels.threads import matmul as threaded_matmul
 from .precision import lower_precision
 from .util import promote, refuse_out, tangent_sum
 
@@ -24,7 +24,7 @@ class MatMul(Function, arrays=True):
                 f"({k_a}) must equal the {'second-to-last' if b.ndim > 1 else 'only'} dim of the second ({k_b})"
             )
         try:
-            out = blocked_matmul(a, b) if a.ndim > 1 and b.ndim > 1 else np.matmul(a, b)
+            out = threaded_matmul(a, b)  # np.matmul on minigrad's choice of threads (kernels/threads.py)
         except ValueError:
             raise ShapeError(f"matmul: batch dims of shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be broadcast") from None
         need_a, need_b = ctx.needs_input_grad or (False, False)
