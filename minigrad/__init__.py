@@ -109,6 +109,11 @@ from .torch_compat.torch_forms import (
     triplet_margin_loss,
 )
 from .torch_compat.torch_forms import set_anomaly_enabled
+from .torch_compat.torch_forms import (  # convolution and pooling (composites/convolution.py, pooling.py)
+    _assert, adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, channel_shuffle, conv1d, conv2d, conv3d, conv_tbc,
+    conv_transpose1d, conv_transpose2d, conv_transpose3d, convolution, max_pool1d, max_pool1d_with_indices,
+    max_pool2d, max_pool3d, native_channel_shuffle, pixel_shuffle, pixel_unshuffle,
+)
 from .torch_compat.torch_forms import (
     batch_norm, ctc_loss, eig, group_norm, instance_norm, lstsq, matrix_rank, rms_norm, solve, symeig, typename,
 )
