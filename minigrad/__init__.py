@@ -133,6 +133,7 @@ from .composites.linalg import (  # the older torch-level names of torch.linalg'
 from .composites.linalg import householder_product as orgqr, torch_lu as lu, torch_lu_solve as lu_solve
 from .composites.lobpcg import lobpcg
 from .kernels import activations, layer_norm, linear, losses, softmax as _softmax_kernels, statistics  # noqa: F401
+from .kernels import convolution as _convolution_kernel  # noqa: F401
 # (importing the kernels registers each for its composite: minigrad/composites/__init__.py)
 from .random import manual_seed, multinomial
 from .random import (  # Generator objects and the default generator's state, as torch.*

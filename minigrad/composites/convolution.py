@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ops.indexing import IndexAdd
 from ..ops.pad import ConstantPad
+from . import composite
 
 
 def as_tuple(value, n, op, name):
@@ -75,11 +76,17 @@ def windows(x, kernel, stride, padding, dilation, op, pad_value=0.0, extra=None)
     d = len(kernel)
     extra = extra or (0,) * d
     padded = pad_spatial(x, padding, tuple(p + e for p, e in zip(padding, extra)), pad_value)
-    sizes = tuple(padded.shape[2:])
-    out = output_size(sizes, kernel, stride, (0,) * d, dilation, op)
-    index = window_index(sizes, kernel, stride, dilation, out)  # (K, L)
+    out = output_size(tuple(padded.shape[2:]), kernel, stride, (0,) * d, dilation, op)
+    return im2col(padded, kernel, stride, dilation, out), out
+
+
+@composite
+def im2col(padded, kernel, stride, dilation, out):
+    # cols[n, c, k, l] = padded[n, c, where kernel element k of window l lies]: one indexed read   (N, C, K, L)
+    # (its kernel, minigrad/kernels/convolution.py, reads the same windows through a strided view)
+    index = window_index(tuple(padded.shape[2:]), kernel, stride, dilation, out)  # (K, L)
     flat = padded.reshape(padded.shape[0], padded.shape[1], -1)
-    return flat[:, :, index], out
+    return flat[:, :, index]
 
 
 def _check_batched(x, d, op):
