@@ -1,5 +1,6 @@
 """Pooling, resizing and channel-dropout layers (PyTorch's): MaxPool1d/2d/3d, AvgPool1d/2d/3d, the adaptive pools,
-Upsample, PixelShuffle, PixelUnshuffle, ChannelShuffle, Dropout1d/2d/3d, LPPool, MaxUnpool. None has parameters; each calls its F.* form."""
+LPPool, MaxUnpool, Upsample, PixelShuffle, PixelUnshuffle, ChannelShuffle, Dropout1d/2d/3d.
+None has parameters; each calls its F.* form."""
 from . import functional as F
 from .module import Module
 
