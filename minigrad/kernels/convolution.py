@@ -35,6 +35,14 @@ class Im2col(Function, arrays=True):
         grad_x = np.zeros(ctx.shape, dtype=grad.dtype)
         g = grad.reshape(grad.shape[:2] + tuple(ctx.kernel) + tuple(ctx.out))
         whole = (slice(None), slice(None))
+        d = len(ctx.kernel)
+        if all(st == k and dl == 1 for st, k, dl in zip(ctx.stride, ctx.kernel, ctx.dilation)):
+            # windows that tile the input (a 2x2 pool of stride 2, a ViT's patches): no place is read twice,
+            # and dL/dx is dL/dcols with each window put back in place, (k, o) -> (o, k) per dim: one copy
+            tiles = g.transpose(0, 1, *[a for j in range(d) for a in (2 + d + j, 2 + j)])
+            covered = tuple(slice(0, o * k) for o, k in zip(ctx.out, ctx.kernel))
+            grad_x[whole + covered] = tiles.reshape(g.shape[:2] + tuple(o * k for o, k in zip(ctx.out, ctx.kernel)))
+            return grad_x, None, None, None, None
         for k in np.ndindex(*ctx.kernel):
             grid = tuple(slice(kk * dl, kk * dl + st * (o - 1) + 1, st)
                          for kk, dl, st, o in zip(k, ctx.dilation, ctx.stride, ctx.out))
