@@ -323,3 +323,31 @@ def test_conv2d_layer_gradcheck_for_each_padding_mode(padding_mode):
     expected = nn.functional.conv2d(x if padding_mode == "zeros" else nn.functional.pad(x, (1, 1, 1, 1), mode=padding_mode),
                                     layer.weight, layer.bias, padding=1 if padding_mode == "zeros" else 0)
     np.testing.assert_array_equal(layer(x).detach().numpy(), expected.detach().numpy())
+
+
+def test_nn_modules_utils_reads_sizes_as_pytorch():
+    from minigrad.nn.modules.utils import _pair, _single, _triple
+    assert _pair(3) == (3, 3) and _pair((1, 2)) == (1, 2) and _single(4) == (4,) and _triple(2) == (2, 2, 2)
+
+
+@needs_torch
+def test_batchnorm2d_and_groupnorm_in_a_cnn_match_pytorch():
+    """The image norms that already were in minigrad, in a CNN: outputs, gradients and running statistics."""
+    def build(lib):
+        nn_ = lib.nn
+        return nn_.Sequential(nn_.Conv2d(3, 8, 3, padding=1), nn_.BatchNorm2d(8), nn_.ReLU(), nn_.MaxPool2d(2),
+                              nn_.Conv2d(8, 8, 3, padding=1, groups=2), nn_.GroupNorm(4, 8), nn_.ReLU(),
+                              nn_.AdaptiveAvgPool2d(1), nn_.Flatten(), nn_.Linear(8, 5)).double()
+    ours, theirs = build(mg), build(torch)
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((4, 3, 8, 8))
+    outputs = []
+    for lib, model in ((mg, ours), (torch, theirs)):
+        y = model(lib.tensor(x))
+        (y * lib.tensor(np.arange(20.0).reshape(4, 5))).sum().backward()
+        outputs.append((y.detach().numpy(), [p.grad.numpy() for p in model.parameters()],
+                        model[1].running_var.numpy()))
+    np.testing.assert_allclose(outputs[0][0], outputs[1][0], atol=1e-10)
+    for a, b in zip(outputs[0][1], outputs[1][1]):
+        np.testing.assert_allclose(a, b, atol=1e-9)
+    np.testing.assert_allclose(outputs[0][2], outputs[1][2], atol=1e-12)
