@@ -111,6 +111,11 @@ from .torch_compat.torch_forms import (
     triplet_margin_loss,
 )
 from .torch_compat.torch_forms import set_anomaly_enabled
+from .torch_compat.torch_forms import (  # convolution and pooling (composites/convolution.py, pooling.py)
+    _assert, adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, channel_shuffle, conv1d, conv2d, conv3d, conv_tbc,
+    conv_transpose1d, conv_transpose2d, conv_transpose3d, convolution, max_pool1d, max_pool1d_with_indices,
+    max_pool2d, max_pool3d, native_channel_shuffle, pixel_shuffle, pixel_unshuffle,
+)
 from .torch_compat.torch_forms import (
     batch_norm, ctc_loss, eig, group_norm, instance_norm, layer_norm, lstsq, matrix_rank, rms_norm, solve, symeig,
     typename,
@@ -140,6 +145,7 @@ from .kernels import (  # noqa: F401
     activations as _activation_kernels, layer_norm as _layer_norm_kernels, linear as _linear_kernels,
     losses as _loss_kernels, softmax as _softmax_kernels, statistics as _statistics_kernels,
 )
+from .kernels import convolution as _convolution_kernel  # noqa: F401
 from .random import manual_seed, multinomial
 from .random import (  # Generator objects and the default generator's state, as torch.*
     Generator, get_rng_state, initial_seed, seed, set_rng_state,

@@ -42,6 +42,10 @@ CASES = {
                [normal(5, 4), normal(5, 4, seed=3)]),
     "bce_with_logits": (lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid()),
                         [normal(5, 4, scale=3), normal(5, 4, seed=4)]),
+    "im2col (conv2d)": (lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2)),
+                        [normal(2, 3, 6, 7, seed=14), normal(4, 3, 3, 2, seed=15)]),
+    "im2col (tiling windows, max_pool2d)": (lambda x: F.max_pool2d(x, (2, 3)), [normal(2, 3, 5, 7, seed=17)]),
+    "im2col (max_pool1d)": (lambda x: F.max_pool1d(x, 3, 2, padding=1, ceil_mode=True), [normal(2, 3, 9, seed=16)]),
     # no kernel stands in for these: the value and gradient compared are the composition's both times,
     # and the second derivative is checked all the same, as the coverage test below asks of every composite
     "logsumexp": (lambda x: x.logsumexp(1), [normal(5, 6, scale=3)]),

@@ -90,17 +90,17 @@ def test_the_script_is_pytorch_code(project):
 
 
 def test_what_minigrad_lacks_ends_the_run_with_one_line(project):
-    status, out, err = run("uses_conv.py", cwd=project)
+    status, out, err = run("uses_sync_batchnorm.py", cwd=project)
     assert status == 1
     assert out == "made the input\n"  # the script ran up to that line
-    line = line_of(project / "uses_conv.py", "nn.Conv2d(")
+    line = line_of(project / "uses_sync_batchnorm.py", "nn.SyncBatchNorm(")
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert err.startswith(f"minigrad run: uses_conv.py, line {line}: torch.nn.Conv2d is not in minigrad (")
-    assert "convolutions" in err  # minigrad's own reason, kept
+    assert err.startswith(f"minigrad run: uses_sync_batchnorm.py, line {line}: torch.nn.SyncBatchNorm is not in minigrad (")
+    assert "distributed training" in err  # minigrad's own reason, kept
     assert "pytorch_surface.md" in err and "--traceback" in err
-    status, _, err = run("--traceback", "uses_conv.py", cwd=project)  # the whole traceback on request
+    status, _, err = run("--traceback", "uses_sync_batchnorm.py", cwd=project)  # the whole traceback on request
     assert status == 1 and "Traceback (most recent call last)" in err and "AttributeError" in err
-    assert f'uses_conv.py", line {line}' in err
+    assert f'uses_sync_batchnorm.py", line {line}' in err
 
 
 @pytest.mark.parametrize("code, missing", [
@@ -110,7 +110,7 @@ def test_what_minigrad_lacks_ends_the_run_with_one_line(project):
     ("import torch\nimport torch.fft\n", "the module torch.fft is not in minigrad"),
     ("import torch\nlayer = torch.nn.Linear(2, 3)\nlayer.weights\n",
      "torch.nn.Linear.weights: this Linear has no 'weights'; either minigrad lacks it or the script names"),
-    ("import torch\nfrom torch.nn.functional import conv2d\n", "torch.nn.functional.conv2d is not in minigrad"),
+    ("import torch\nfrom torch.nn.functional import grid_sample\n", "torch.nn.functional.grid_sample is not in minigrad"),
     ("import torch\nimport torchvision\n", "No module named 'torchvision': minigrad stands in for torch itself"),
 ])
 def test_each_kind_of_missing_name_is_named_as_pytorch_spells_it(tmp_path, monkeypatch, capsys, code, missing):

@@ -18,6 +18,10 @@
     positional.py   sinusoidal PositionalEncoding (PyTorch has none)
     transformer.py  TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder,
                     Transformer (PyTorch's)
+    convolution.py  Conv1d/2d/3d, ConvTranspose1d/2d/3d and their lazy forms, Unfold, Fold, the 2-d/3-d padding
+                    layers (F.conv2d etc. are compositions: minigrad/composites/convolution.py)
+    pooling.py      MaxPool, AvgPool, LPPool, MaxUnpool and the adaptive pools (1d/2d/3d), Upsample, PixelShuffle, PixelUnshuffle,
+                    Dropout1d/2d/3d
     utils/          clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters;
                     utils/rnn.py: pad_sequence
 
@@ -38,6 +42,18 @@ from .layers import (
 from .lazy import (
     LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
     LazyLinear, LazyModuleMixin,
+)
+from .convolution import (
+    CircularPad2d, CircularPad3d, ConstantPad2d, ConstantPad3d, Conv1d, Conv2d, Conv3d, ConvTranspose1d,
+    ConvTranspose2d, ConvTranspose3d, Fold, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
+    LazyConvTranspose2d, LazyConvTranspose3d, ReflectionPad2d, ReflectionPad3d, ReplicationPad2d, ReplicationPad3d,
+    Unfold, ZeroPad2d, ZeroPad3d,
+)
+from .pooling import (
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d,
+    AvgPool1d, AvgPool2d, AvgPool3d, ChannelShuffle, Dropout1d, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d,
+    MaxUnpool2d, MaxUnpool3d, Dropout2d, Dropout3d, MaxPool1d, MaxPool2d, MaxPool3d, PixelShuffle,
+    PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d,
 )
 from .activations import (
     CELU, ELU, GLU, SELU, AlphaDropout, Bilinear, CircularPad1d, ConstantPad1d, CosineSimilarity, EmbeddingBag,
@@ -68,11 +84,6 @@ from . import utils
 # PyTorch layers minigrad leaves out on purpose (docs/pytorch_surface.md: Non-goals): asking for one says so, instead of
 # a bare AttributeError that reads like a typo.
 _LEFT_OUT = {
-    "convolutions and pooling": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-                                 "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
-                                 "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-                                 "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Fold", "Unfold", "PixelShuffle",
-                                 "Upsample"),
     "distributed training": ("SyncBatchNorm",),
 }
 

@@ -16,7 +16,9 @@ from ..function import named_node
 from ..composites import activations, distances, losses, normalization, softmax as _softmax
 from ..composites.ctc import ctc_negative_log_likelihood
 from ..composites.linear import linear as _linear
+from ..composites import convolution as _convolution, pooling as _pooling, resampling as _resampling
 from ..ops.dropout import dropout  # noqa: F401  (F.dropout)
+from ..ops.dropout import Dropout as _Dropout, _keep_mask
 from ..ops.embedding import Embedding
 from ..ops.pad import ConstantPad
 from ..ops.precision import lower_precision
@@ -874,3 +876,237 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return losses_.sum()
     return (losses_ / Tensor._make(np.maximum(tgt_len, 1).astype(losses_.dtype))).mean()
 
+
+
+# Convolution, pooling and resizing: each a composition (minigrad/composites/convolution.py, pooling.py,
+# resampling.py) that reads the windows of the input with one indexed read, then multiplies or reduces them.
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """y = W * x + b over one spatial dim: x (N, C_in, L), W (C_out, C_in / groups, k)."""
+    return _convolution.conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """y = W * x + b: x (N, C_in, H, W), W (C_out, C_in / groups, kh, kw); im2col then a matmul."""
+    return _convolution.conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """y = W * x + b over three spatial dims (the same composition as conv2d)."""
+    return _convolution.conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The gradient of conv1d with respect to its input, run forward: W (C_in, C_out / groups, k)."""
+    return _convolution.conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                                       "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The gradient of conv2d with respect to its input, run forward: W (C_in, C_out / groups, kh, kw)."""
+    return _convolution.conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                                       "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _convolution.conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                                       "conv_transpose3d")
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C * kh * kw, L), column l the window read by output position l."""
+    return _convolution.unfold(input, kernel_size, dilation, padding, stride)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im: (N, C * kh * kw, L) -> (N, C, *output_size), overlapping window elements summed."""
+    return _convolution.fold(input, output_size, kernel_size, dilation, padding, stride)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _pooling.max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1, "max_pool1d")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The largest element of each window; indices (return_indices) are flat positions in each H x W plane."""
+    return _pooling.max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2, "max_pool2d")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _pooling.max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3, "max_pool3d")
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return _pooling.max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 1, "max_pool1d")
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return _pooling.max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 2, "max_pool2d")
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    return _pooling.max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, True, 3, "max_pool3d")
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return _pooling.avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1, "avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """The mean of each window (divided by divisor_override instead, where given)."""
+    return _pooling.avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2,
+                             "avg_pool2d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _pooling.avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3,
+                             "avg_pool3d")
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _pooling.adaptive_avg_pool(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Mean over windows chosen to give output_size: y = A_h x A_w^T."""
+    return _pooling.adaptive_avg_pool(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _pooling.adaptive_avg_pool(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _pooling.adaptive_max_pool(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _pooling.adaptive_max_pool(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _pooling.adaptive_max_pool(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    return _pooling.adaptive_max_pool(input, output_size, True, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return _pooling.adaptive_max_pool(input, output_size, True, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    return _pooling.adaptive_max_pool(input, output_size, True, 3, "adaptive_max_pool3d")
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p)^(1/p)."""
+    return _pooling.lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, "lp_pool1d")
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _pooling.lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, "lp_pool2d")
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _pooling.lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, "lp_pool3d")
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Zeros, with each pooled value put back where max_pool1d took it (its indices)."""
+    return _pooling.max_unpool(input, indices, kernel_size, stride, padding, output_size, 1, "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _pooling.max_unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _pooling.max_unpool(input, indices, kernel_size, stride, padding, output_size, 3, "max_unpool3d")
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-d convolution of time-major input (T, B, C_in) with weight (k, C_in, C_out) (fairseq's layout)."""
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    """Resize (N, C, *spatial) to `size` or by `scale_factor`: nearest, nearest-exact, (bi/tri)linear, bicubic, area."""
+    return _resampling.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """F.interpolate under its old name (deprecated in PyTorch, which warns)."""
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): a reshape and a permute."""
+    return _resampling.pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    return _resampling.pixel_unshuffle(input, downscale_factor)
+
+
+def channel_shuffle(input, groups):
+    """(N, g * c, *) -> (N, c * g, *): the channels of the g groups interleaved (ShuffleNet)."""
+    return _resampling.channel_shuffle(input, groups)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def _channel_dropout(input, p, training, dims, op):
+    # whole channels zeroed with probability p (the same mask over a channel's positions), the rest scaled
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}: probability p must be in [0, 1], got {p}")
+    if input.ndim not in (dims + 1, dims + 2):
+        raise ShapeError(f"{op}: expected a {dims + 1}-D (unbatched) or {dims + 2}-D (batched) input, got shape "
+                         f"{tuple(input.shape)}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    channels = input.ndim - dims  # the leading (N, C) or (C,)
+    if op == "dropout2d" and input.ndim == 3:  # as PyTorch: a 3-D input is taken as (N, C, L), with a warning
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L). Use dropout1d for that.", stacklevel=3)
+        channels = 2
+    shape = tuple(input.shape[:channels]) + (1,) * (input.ndim - channels)
+    return _Dropout.apply(input, _keep_mask(shape, p), p)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, L) or (C, L) with probability p; scale the rest by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, H, W) or (C, H, W) with probability p; scale the rest by 1 / (1 - p)."""
+    return _channel_dropout(input, p, training, 2, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout(input, p, training, 3, "dropout3d")

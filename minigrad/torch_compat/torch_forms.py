@@ -290,3 +290,52 @@ def typename(obj):
         return obj.type()
     kind = obj if isinstance(obj, type) else type(obj)
     return kind.__qualname__ if kind.__module__ in ("builtins", None) else f"{kind.__module__}.{kind.__qualname__}"
+
+
+# Convolution and pooling at torch level (torch.conv2d, torch.max_pool2d, ...): nn.functional's, with ATen's
+# signatures where they differ (torch.max_pool1d has no return_indices; torch.adaptive_max_pool1d returns both).
+conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
+conv_transpose1d, conv_transpose2d, conv_transpose3d = F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d
+pixel_shuffle, pixel_unshuffle, channel_shuffle = F.pixel_shuffle, F.pixel_unshuffle, F.channel_shuffle
+native_channel_shuffle = F.native_channel_shuffle
+adaptive_avg_pool1d = F.adaptive_avg_pool1d
+conv_tbc = F.conv_tbc
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool2d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool3d(input, kernel_size, stride or None, padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode, return_indices=True)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True):
+    return F.avg_pool1d(input, kernel_size, stride or None, padding, ceil_mode, count_include_pad)
+
+
+def adaptive_max_pool1d(input, output_size):
+    return F.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """ATen's one entry to every convolution: the spatial dims are read from the weight."""
+    d = weight.ndim - 2
+    if transposed:
+        return F._convolution.conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                                             d, "convolution")
+    return F._convolution.conv(input, weight, bias, stride, padding, dilation, groups, d, "convolution")
+
+
+def _assert(condition, message):
+    """torch._assert: the assert that tracing keeps (torchvision's models call it); here a plain check."""
+    if not condition:
+        raise AssertionError(message)

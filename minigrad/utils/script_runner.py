@@ -156,7 +156,7 @@ def _what_is_missing(error):
         if isinstance(error.obj, minigrad.nn.Module):  # a layer: the script may name a part it does not hold
             return f"{name}: this {type(error.obj).__name__} has no {error.name!r}; either minigrad lacks it or " \
                    f"the script names something the module does not hold"
-        own = str(error)  # minigrad's own refusal says why (nn.Conv2d: convolutions are a non-goal)
+        own = str(error)  # minigrad's own refusal says why (nn.SyncBatchNorm: distributed training is a non-goal)
         because = "" if own.startswith(("module ", "type object ", f"'{type(error.obj).__name__}' object")) \
             else f" ({own})"
         return f"{name} is not in minigrad{because}"

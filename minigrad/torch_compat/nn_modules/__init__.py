@@ -8,8 +8,9 @@ re-exports them under PyTorch's file name, so both paths give the same class obj
 `minigrad.nn.modules` (minigrad/torch_compat/import_alias.py: RELOCATED).
 """
 from . import (
-    activation, adaptive, batchnorm, container, distance, dropout, flatten, instancenorm, lazy, linear, loss, module,
-    normalization, padding, rnn, sparse, transformer,
+    activation, adaptive, batchnorm, channelshuffle, container, conv, distance, dropout, flatten, fold, instancenorm,
+    lazy, linear, loss, module, normalization, padding, pixelshuffle, pooling, rnn, sparse, transformer, upsampling,
+    utils,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
