@@ -56,7 +56,7 @@ def test_the_vision_transformer_learns_the_strokes_and_its_explore_page_opens_th
 
 
 def test_the_tutorial_cnn_runs_on_minigrad_with_minigrad_run():
-    done = subprocess.run([sys.executable, "-m", "minigrad.run", "examples/cnn_tutorial.py"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "minigrad", "run", "examples/cnn_tutorial.py"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     losses = [float(v) for v in re.findall(r"^epoch \d  loss ([0-9.]+)$", done.stdout, re.M)]
