@@ -66,13 +66,25 @@ SEMANTICS = [
     ("S7", "minigrad/autograd/anomaly.py", ("__doc__", "creation_site", "check_forward", "check_backward")),
 ]
 
+# Optional: the other half of automatic differentiation, forward mode (a tangent carried with each value).
+FORWARD = [
+    ("F1", "minigrad/autograd/forward_ad.py", ("__doc__", "propagate", "dual_level", "make_dual", "unpack_dual")),
+    ("F2", "minigrad/ops/util.py", ("linear_jvp", "zero_jvp", "tangent_sum")),
+]
+
+# Optional: convolution and pooling, compositions of a strided read and a matmul or a reduction.
+VISION = [
+    ("C1", "minigrad/composites/convolution.py", ("__doc__", "window_index", "im2col", "conv", "conv_transpose")),
+    ("C2", "minigrad/composites/pooling.py", ("max_pool", "avg_pool", "adaptive_avg_pool")),
+]
+
 # Optional, last: what speed looks like beside a formula.
 SPEED = [
     ("K1", "minigrad/composites/__init__.py", ("stands_in_for",)),
     ("K2", "minigrad/kernels/softmax.py", None),
 ]
 
-SECTIONS = {"path": PATH, "semantics": SEMANTICS, "speed": SPEED}
+SECTIONS = {"path": PATH, "semantics": SEMANTICS, "forward": FORWARD, "vision": VISION, "speed": SPEED}
 
 
 def _definition(tree, name):
