@@ -102,15 +102,16 @@ class IndexAdd(Function, arrays=True):
     node_name = "IndexPutBackward0"  # PyTorch's name for this node
 
     @staticmethod
-    def forward(ctx, g, shape, index):
-        # y = 0 of `shape`, then y[index] += g   (a place named twice gets both)
+    def forward(ctx, g, shape, index, unique=False):
+        # y = 0 of `shape`, then y[index] += g   (a place named twice gets both; `unique`: the caller
+        # knows that no place is named twice, as for the one returned index of a max, so y[index] = g)
         ctx.index = index
         taken = take_axis(index, len(shape))
         if taken is not None:  # x[idx], x[:, idx]: whole slices along one dim, added up far faster
             axis, along = taken
             return take_grad(g, along, axis, shape)
         out = np.zeros(shape, dtype=g.dtype)
-        if _is_advanced(index):
+        if _is_advanced(index) and not (unique and isinstance(index, tuple)):
             add_at(out, index, g)  # integer arrays may name a place twice: each adds
         else:
             out[index] = g  # slices, ints: each place at most once

@@ -145,8 +145,9 @@ class MaxAlongDim(Function, arrays=True):
 
     @staticmethod
     def backward(ctx, grad):
-        # dL/dx_i = dL/dy where i is the returned index, else 0
-        return IndexAdd.apply(_unreduce(grad, ctx.dim, ctx.keepdim), ctx.in_shape, ctx.positions), None, None, None
+        # dL/dx_i = dL/dy where i is the returned index, else 0 (one index per output: no place twice)
+        return (IndexAdd.apply(_unreduce(grad, ctx.dim, ctx.keepdim), ctx.in_shape, ctx.positions, unique=True),
+                None, None, None)
 
     jvp = staticmethod(linear_jvp)  # linear: dy = dx at the returned index, the forward on the tangent
 
