@@ -62,7 +62,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 # The families, one module each. nn_functional, nn_modules and linalg are added by the next table helper.
-FAMILIES = ("pointwise", "binary")
+FAMILIES = ("pointwise", "binary", "reductions")
 
 # Namespaces of docs/coverage.json whose every present name must have an entry (one line per namespace).
 CHECKED_NAMESPACES = ("torch", "Tensor")
@@ -73,6 +73,7 @@ FIXED_ON_OTHER_BRANCHES = {
     "axis-alias",        # axis= for dim, keepdims= for keepdim; flip(dims=)
     "alpha",             # Tensor.add/sub(other, alpha=)
     "mean-dtype",        # torch.mean(x, dtype=)
+    "softmax-dtype",     # softmax/log_softmax(x, dim, dtype=)
     "tensor-bounds",     # clamp/clip/clamp_min/clamp_max with tensor bounds
     "one-arg-forms",     # torch.where(cond), torch.repeat_interleave(repeats)
     "xlogy-grad-at-0",   # xlogy's gradient in x at x = 0 is log(y)
