@@ -543,9 +543,9 @@ class _Methods:
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
-    def clone(self):
+    def clone(self, *, memory_format=None):
         """A copy with its own data; differentiable (the gradient passes straight through)."""
-        return _ops.clone(self)
+        return _ops.clone(self, memory_format=memory_format)
 
     def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
         """to(dtype), to(other_tensor) (its dtype), to("cpu"), to("cpu", dtype): as PyTorch.

@@ -56,7 +56,7 @@ def _assemble(L, sample, leaves):
         if isinstance(v, T):
             return v.view(queue.pop(0))
         if isinstance(v, DT):
-            return np.dtype(v.name) if L is np else getattr(L, v.name)
+            return getattr(L, v.name) if L is not np else _np_dtype(v.name)
         if isinstance(v, (list, tuple)):
             return type(v)(conv(x) for x in v)
         return v
@@ -64,6 +64,13 @@ def _assemble(L, sample, leaves):
     args = [conv(a) for a in sample.args]
     kwargs = {k: conv(v) for k, v in sample.kwargs.items()}
     return args, kwargs
+
+
+def _np_dtype(name):
+    try:
+        return np.dtype(name)
+    except TypeError:  # not a dtype (torch.preserve_format, ...): the reference gets its name
+        return name
 
 
 def _resolve(L, name):
@@ -100,6 +107,8 @@ def _run(L, entry, sample, name=None, float64=False):
 # ---- comparing results -------------------------------------------------------------------------------
 def _flat(result):
     """A result as a flat list of NumPy arrays and plain values (tuples, namedtuples and lists unpacked)."""
+    if isinstance(result, (tuple, list)) and result and all(type(x) is int for x in result):
+        return [tuple(result)]  # a shape (PyTorch's torch.Size)
     if isinstance(result, (tuple, list)) and not _is_size(result):
         return [x for r in result for x in _flat(r)]
     if hasattr(result, "detach") and hasattr(result, "numpy"):
