@@ -1032,8 +1032,8 @@ class _Methods:
     def topk(self, k, dim=-1, largest=True, sorted=True):
         return _ops.topk(self, k, dim, largest, sorted)
 
-    def gather(self, dim, index):
-        return _ops.gather(self, dim, index)
+    def gather(self, dim, index, *, sparse_grad=False):
+        return _ops.gather(self, dim, index, sparse_grad=sparse_grad)
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         return _ops.scatter(self, dim, index, src, value=value, reduce=reduce)
