@@ -62,7 +62,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 # The families, one module each. nn_functional, nn_modules and linalg are added by the next table helper.
-FAMILIES = ("pointwise", "binary", "reductions", "shape_ops", "indexing", "matmul", "creation")
+FAMILIES = ("pointwise", "binary", "reductions", "shape_ops", "indexing", "matmul", "creation", "torch_nn_ops")
 
 # Namespaces of docs/coverage.json whose every present name must have an entry (one line per namespace).
 CHECKED_NAMESPACES = ("torch", "Tensor")
@@ -86,6 +86,7 @@ FIXED_ON_OTHER_BRANCHES = {
     "random-fill-nonleaf",  # normal_, uniform_, ... on a non-leaf tensor
     "torch-losses-default-reduction",  # torch.kl_div(...) etc. without reduction
     "old-names",         # Tensor.H/mH, set_default_tensor_type, ...
+    "layer-norm-crash",  # torch.layer_norm(...): a submodule shadows the function
 }
 
 # Defects the table found and left for a later fix (each said in its sample's comment): left out likewise.
