@@ -486,8 +486,15 @@ class _Methods:
         """This tensor's data and history viewed as an instance of a Tensor subclass."""
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"as_subclass: expects a subclass of Tensor, got {cls!r}")
-        out = Tensor._make(self._array)
-        out.__class__ = cls
+        base = Tensor._make(self._array)
+        if cls.__itemsize__ == Tensor.__itemsize__ and "__dict__" not in cls.__dict__:
+            base.__class__ = cls
+            return base
+        # a subclass with a __dict__ (no __slots__ of its own) has another layout: a fresh instance, slots copied
+        out = object.__new__(cls)
+        for slot in Tensor.__slots__:
+            if slot != "__weakref__" and hasattr(base, slot):
+                object.__setattr__(out, slot, getattr(base, slot))
         return out
 
     def is_set_to(self, tensor):

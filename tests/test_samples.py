@@ -107,7 +107,7 @@ def _run(L, entry, sample, name=None, float64=False):
 # ---- comparing results -------------------------------------------------------------------------------
 def _flat(result):
     """A result as a flat list of NumPy arrays and plain values (tuples, namedtuples and lists unpacked)."""
-    if isinstance(result, (tuple, list)) and result and all(type(x) is int for x in result):
+    if isinstance(result, (tuple, list)) and all(type(x) is int for x in result):
         return [tuple(result)]  # a shape (PyTorch's torch.Size)
     if isinstance(result, (tuple, list)) and not _is_size(result):
         return [x for r in result for x in _flat(r)]
