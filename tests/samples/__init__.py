@@ -62,7 +62,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 # The families, one module each. nn_functional, nn_modules and linalg are added by the next table helper.
-FAMILIES = ("pointwise", "binary", "reductions", "shape_ops", "indexing", "matmul", "creation", "torch_nn_ops", "tensor_attrs")
+FAMILIES = ("pointwise", "binary", "reductions", "shape_ops", "indexing", "matmul", "creation", "torch_nn_ops", "tensor_attrs", "misc")
 
 # Namespaces of docs/coverage.json whose every present name must have an entry (one line per namespace).
 CHECKED_NAMESPACES = ("torch", "Tensor")
@@ -92,7 +92,9 @@ FIXED_ON_OTHER_BRANCHES = {
 # Defects the table found and left for a later fix (each said in its sample's comment): left out likewise.
 NOT_YET_FIXED = {
     "cat-legacy-empty",  # torch.cat skips 1-D empty tensors (PyTorch's legacy rule); minigrad raises a ShapeError
-    "sign-of-nan",       # torch.sign/sgn(NaN) is 0 in PyTorch, NaN in minigrad (ops.unary.sign says so on purpose)
+    "sign-of-nan",
+    "dtype-class",       # minigrad.dtype is the dtype module (not the class of dtypes); dtypes lack is_floating_point
+    "legacy-tensor-constructor",  # torch.Tensor(2, 3) (a shape) and torch.Tensor([[1, 2]]) (float32): both differ       # torch.sign/sgn(NaN) is 0 in PyTorch, NaN in minigrad (ops.unary.sign says so on purpose)
 }
 
 
