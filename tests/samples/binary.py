@@ -239,9 +239,9 @@ ENTRIES = [
        ref=lambda x, m: np.minimum(x, m), out=True),
     Op("polygamma", lambda r: [S(1, r.pos(dtype="float64"), rtol=1e-7), S(2, r.pos(), rtol=1e-5),
                                S(0, r.pos(dtype="float64"))],
-       names=["torch.polygamma"], ref=None, out=True, gradgrad=False),
+       names=["torch.polygamma"], ref=lambda n, x: _polygamma(n, x), out=True, gradgrad=False),
     Op("polygamma", lambda r: [S(r.pos(dtype="float64"), 1, rtol=1e-7), S(r.pos(dtype="float64"), 3, rtol=1e-7)],
-       names=["Tensor.polygamma", "Tensor.polygamma_"], gradgrad=False),
+       names=["Tensor.polygamma", "Tensor.polygamma_"], ref=lambda x, n: _polygamma(n, x), gradgrad=False),
     Op("mvlgamma", lambda r: [S(r.pos(dtype="float64", low=2.0, high=3.0), 3),
                               S(r.pos(low=1.0, high=3.0), p=1), S(r.pos(dtype="float64", low=1.0, high=2), 2)],
        ref=lambda x, p: sum(np.vectorize(math.lgamma)(x - j / 2) for j in range(p)) + p * (p - 1) / 4 * math.log(
@@ -260,3 +260,18 @@ def _igamma(a, x):
     lg = np.vectorize(math.lgamma, otypes=[np.float64])(a) if a.size else a
     return total * np.exp(-x + a * np.log(x) - lg)
 
+
+
+def _polygamma(n, x):
+    """(-1)^(n+1) n! sum_k (x + k)^-(n+1), by 30 terms and the Euler-Maclaurin tail; n = 0: digamma."""
+    x = np.asarray(x, np.float64)
+    if n == 0:
+        acc = np.zeros_like(x)
+        for _ in range(8):
+            acc, x = acc - 1 / x, x + 1
+        return acc + np.log(x) - 1 / (2 * x) - 1 / (12 * x ** 2) + 1 / (120 * x ** 4) - 1 / (252 * x ** 6)
+    terms = sum((x + k) ** -(n + 1.0) for k in range(30))
+    y = x + 30
+    tail = y ** -float(n) / n + y ** -(n + 1.0) / 2 + (n + 1) * y ** -(n + 2.0) / 12 - (
+        (n + 1) * (n + 2) * (n + 3) * y ** -(n + 4.0) / 720)
+    return (-1) ** (n + 1) * math.factorial(n) * (terms + tail)

@@ -183,10 +183,12 @@ ENTRIES = [
        ref=lambda x, s, d, i: _slice_set(x, s, d, i)),
     Op("slice_scatter", lambda r: [S(r.real((3, 4)), r.real((3, 2)), 1, 0, 4, 2),
                                    S(r.real((3, 4), "float64"), r.real((1, 4), "float64"), start=1, end=2),
-                                   S(r.real((3, 4), "float64"), r.real((3, 4), "float64"))]),
+                                   S(r.real((3, 4), "float64"), r.real((3, 4), "float64"))],
+       ref=lambda *a, **k: _slice_scatter(*a, **k)),
     Op("diagonal_scatter", lambda r: [S(r.real((3, 4)), r.real((3,))),
                                       S(r.real((3, 4), "float64"), r.real((3,), "float64"), 1),
-                                      S(r.real((3, 4), "float64"), r.real((2,), "float64"), offset=-1)]),
+                                      S(r.real((3, 4), "float64"), r.real((2,), "float64"), offset=-1)],
+       ref=lambda *a, **k: _diagonal_scatter(*a, **k)),
     Op("fill_diagonal_", lambda r: [S(r.real((3, 4)), 2.0), S(r.real((5, 2), "float64"), -1.0, wrap=True),
                                     S(r.ints((3, 3)), 7)], inplace_ok=True, grad=False),
     Op("unravel_index", lambda r: [S(r.value([0, 5, 7], "int64"), (2, 4)), S(r.value(3, "int64"), (2, 2))],
@@ -210,4 +212,18 @@ def _put_index(x, idx, v, accumulate):
 def _slice_set(x, s, dim, i):
     out = x.copy()
     out[(slice(None),) * (dim % x.ndim) + (i,)] = s
+    return out
+
+
+def _slice_scatter(x, s, dim=0, start=None, end=None, step=1):
+    out = x.copy()
+    out[(slice(None),) * dim + (slice(start, end, step),)] = s
+    return out
+
+
+def _diagonal_scatter(x, s, offset=0):
+    out = x.copy()
+    i = np.arange(s.shape[-1])
+    rows, cols = (i, i + offset) if offset >= 0 else (i - offset, i)
+    out[rows, cols] = s
     return out

@@ -259,7 +259,7 @@ ENTRIES = [
     Op("nuclear_norm", lambda r: [S(r.real(dtype="float64")), S(r.real((3, 3), dtype="float64"), True)],
        ref=lambda x, keepdim=False: np.linalg.norm(x, "nuc", keepdims=keepdim), gradgrad=False),
     Op("renorm", lambda r: [S(r.real(dtype="float64"), 2, 0, 1.0), S(r.real(dtype="float64"), 1, 1, 0.5)],
-       out=True),
+       ref=lambda *a, **k: _renorm(*a, **k), out=True),
     Op("dist", lambda r: [S(r.real(), r.real()), S(r.real(dtype="float64"), r.real((3,), dtype="float64"), 3),
                           S(r.real(dtype="float64"), r.real(dtype="float64"), 1)],
        ref=lambda a, b, p=2: _norm(a - b, p)),
@@ -272,6 +272,8 @@ ENTRIES = [
                                S(r.real((20,), dtype="float64"), r.value([-2.0, 0.0, 0.5, 2.0], "float64")),
                                S(r.real((20,), dtype="float64"), 4, density=True),
                                S(r.real((20,), dtype="float64"), 4, weight=r.pos((20,), dtype="float64"))],
+       ref=lambda x, bins, range=None, weight=None, density=False: tuple(
+           a.astype(x.dtype) for a in np.histogram(x, bins, range, weights=weight, density=density)),
        grad=False, out=True),
     Op("histogramdd", lambda r: [S(r.real((20, 2)), bins=[3, 4]),
                                  S(r.real((20, 2), dtype="float64"), bins=3, range=[-1.0, 1.0, -2.0, 2.0])],
@@ -290,13 +292,14 @@ ENTRIES = [
                                   S(r.value([-1.0, 0.0, 0.5]), r.real(), side="right"),
                                   S(r.value([0.5, -1.0, 0.0]), r.real(), sorter=r.value([1, 2, 0], "int64")),
                                   S(r.value([-2, 0, 3], "int64"), r.ints(), out_int32=True)],
-       grad=False, out=True),
+       ref=lambda *a, **k: _searchsorted(*a, **k), grad=False, out=True),
     Op("isin", lambda r: [S(r.ints(), r.value([1, 3], "int64")), S(r.ints(), r.ints((4,)), invert=True),
                           S(r.ties(), r.value([0.5, 1.0])), S(r.ints(), 2)],
        ref=lambda a, b, invert=False, assume_unique=False: np.isin(a, b, invert=invert), grad=False),
     Op("unique", lambda r: [S(r.ints()), S(r.ints(), return_counts=True), S(r.ints(), return_inverse=True),
                             S(r.ints((3, 2), low=0, high=2), dim=0), S(r.ties(dtype="float64"), sorted=True)],
-       grad=False),
+       ref=lambda x, sorted=True, return_inverse=False, return_counts=False, dim=None: _unique(
+           x, return_inverse, return_counts, dim), grad=False),
     Op("unique_consecutive", lambda r: [S(r.ints((8,), low=0, high=3)),
                                         S(r.ints((8,), low=0, high=3), return_counts=True, return_inverse=True),
                                         S(r.ints((4, 2), low=0, high=2), dim=0)], grad=False),
@@ -312,7 +315,8 @@ ENTRIES = [
                                S(r.real(dtype="float64"), dim=0)],
        aliases=("trapz",), ref=lambda y, x=None, dx=1.0, dim=-1: np.trapezoid(y, x, dx, dim)),
     Op("cumulative_trapezoid", lambda r: [S(r.real()), S(r.real(dtype="float64"), dx=0.5, dim=0),
-                                          S(r.real(dtype="float64"), r.real((3,), dtype="float64"))]),
+                                          S(r.real(dtype="float64"), r.real((3,), dtype="float64"))],
+       ref=lambda *a, **k: _cumulative_trapezoid(*a, **k)),
     Op("gradient", lambda r: [S(r.real((5,))), S(r.real((3, 4), dtype="float64"), spacing=2.0),
                               S(r.real((3, 4), dtype="float64"), dim=1, edge_order=2),
                               S(r.real((4,), dtype="float64"), spacing=(r.value([0.0, 1.0, 1.5, 3.0], "float64"),),
@@ -325,3 +329,37 @@ ENTRIES = [
                                                                         aweights=aweights)),
     Op("corrcoef", lambda r: [S(r.real((2, 5))), S(r.real((3, 5), dtype="float64"))], ref=np.corrcoef),
 ]
+
+
+def _renorm(x, p, dim, maxnorm):
+    axes = tuple(a for a in range(x.ndim) if a != dim)
+    norms = (np.abs(x) ** p).sum(axis=axes, keepdims=True) ** (1 / p)
+    return x * np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+
+
+def _searchsorted(seq, values, right=False, side=None, sorter=None, out_int32=False):
+    side = side or ("right" if right else "left")
+    if sorter is not None:
+        seq = seq[sorter]
+    if seq.ndim == 1:
+        out = np.searchsorted(seq, values, side=side)
+    else:
+        out = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(seq, values)])
+    return out.astype(np.int32 if out_int32 else np.int64)
+
+
+def _unique(x, return_inverse, return_counts, dim):
+    values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True, axis=dim)
+    out = [values]
+    if return_inverse:
+        out.append(inverse.reshape(x.shape if dim is None else -1))
+    if return_counts:
+        out.append(counts)
+    return tuple(out) if len(out) > 1 else values
+
+
+def _cumulative_trapezoid(y, x=None, dx=1.0, dim=-1):
+    y = np.moveaxis(y, dim, -1)
+    widths = np.diff(x) if x is not None else dx
+    out = np.cumsum((y[..., 1:] + y[..., :-1]) / 2 * widths, axis=-1)
+    return np.moveaxis(out, -1, dim)

@@ -3,6 +3,8 @@
 Samples use float32/float64, int and bool inputs (these ops take every dtype), transposed and sliced
 (non-contiguous) inputs, 0-d and empty tensors where they mean something. References: NumPy.
 """
+import itertools
+
 import numpy as np
 
 from . import DT, Fn, Op, S
@@ -251,11 +253,18 @@ ENTRIES = [
                                 S(r.real((2, 3, 4)))], ref=_atleast(3)),
     Fn("torch.block_diag", lambda L, *xs: L.block_diag(*xs),
        lambda r: [S(r.real((2, 3)), r.real((1, 2))), S(r.real((2,), "float64"), r.real((), "float64"),
-                                                       r.real((2, 2), "float64"))]),
+                                                       r.real((2, 2), "float64"))],
+       ref=lambda *xs: _block_diag(*xs)),
     Fn("torch.cartesian_prod", lambda L, *xs: L.cartesian_prod(*xs),
-       lambda r: [S(r.real((3,)), r.real((2,))), S(r.real((2,), "float64"), r.real((3,), "float64"), r.real((2,), "float64")), S(r.real((3,)))]),
+       lambda r: [S(r.real((3,)), r.real((2,))),
+                  S(r.real((2,), "float64"), r.real((3,), "float64"), r.real((2,), "float64")), S(r.real((3,)))],
+       ref=lambda *xs: np.array(list(itertools.product(*xs))).reshape(-1, len(xs)).squeeze(-1) if len(xs) == 1
+       else np.array(list(itertools.product(*xs)))),
     Op("combinations", lambda r: [S(r.real((4,))), S(r.real((4,), "float64"), 3),
-                                  S(r.real((3,), "float64"), 2, with_replacement=True), S(r.ints((4,)), r=2)]),
+                                  S(r.real((3,), "float64"), 2, with_replacement=True), S(r.ints((4,)), r=2)],
+       ref=lambda x, r=2, with_replacement=False: np.array(list(
+           (itertools.combinations_with_replacement if with_replacement else itertools.combinations)(x, r)),
+           x.dtype).reshape(-1, r)),
     Fn("torch.meshgrid", lambda L, *xs, **k: L.meshgrid(*xs, **k),
        lambda r: [S(r.real((3,)), r.real((2,)), indexing="ij"), S(r.real((3,), "float64"), r.real((2,), "float64"),
                                                                  indexing="xy"),
@@ -275,3 +284,13 @@ ENTRIES = [
                                  S(r.real((2, 3), "float64"), (3,))],
        ref=lambda x, *size: _sum_to_size(x, size[0] if len(size) == 1 and isinstance(size[0], tuple) else size)),
 ]
+
+
+def _block_diag(*xs):
+    mats = [np.atleast_2d(x) if x.ndim else x.reshape(1, 1) for x in xs]
+    out = np.zeros((sum(m.shape[0] for m in mats), sum(m.shape[1] for m in mats)), np.result_type(*xs))
+    i = j = 0
+    for m in mats:
+        out[i:i + m.shape[0], j:j + m.shape[1]] = m
+        i, j = i + m.shape[0], j + m.shape[1]
+    return out
