@@ -85,7 +85,6 @@ FIXED_ON_OTHER_BRANCHES = {
     "norm-nuc",          # norm(p='nuc')
     "random-fill-nonleaf",  # normal_, uniform_, ... on a non-leaf tensor
     "torch-losses-default-reduction",  # torch.kl_div(...) etc. without reduction
-    "old-names",         # Tensor.H/mH, set_default_tensor_type, ...
     "layer-norm-crash",  # torch.layer_norm(...): a submodule shadows the function
 }
 

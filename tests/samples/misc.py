@@ -222,7 +222,7 @@ ENTRIES = [
            "torch.contiguous_format", "torch.channels_last"], _layouts),
     Fn("torch.result_type", lambda L, a, b: L.result_type(a, b),
        lambda r: [S(r.ints(), r.real()), S(r.ints(dtype="int32"), r.ints()), S(r.bools(), 2), S(r.ints(), 2.5),
-                  S(r.real((2,), "float64"), r.real((2,))), S(r.bools(), r.ints(dtype="uint8"), pending="promotion")],
+                  S(r.real((2,), "float64"), r.real((2,))), S(r.bools(), r.ints(dtype="uint8", low=0))],
        ref=lambda a, b: str(_promotion_ref(a.dtype, b.dtype) if isinstance(b, np.ndarray) else (
            np.dtype(np.float32) if isinstance(b, float) and a.dtype.kind in "biu" else (
                np.dtype(np.int64) if a.dtype.kind == "b" else a.dtype))), grad=False),

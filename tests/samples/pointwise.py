@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from . import Op, S
+from . import Fn, Op, S
 
 vec = np.vectorize
 
@@ -143,8 +143,7 @@ ENTRIES = [
     unary("deg2rad", np.deg2rad),
     unary("rad2deg", np.rad2deg),
     unary("sign", np.sign, domain="off", promote=False, grad=False, edges=False,
-          extra=lambda r: [S(r.off(dtype="float64"), pending="piecewise-constant-grad"),
-                           S(r.edges(), grad=False, pending="sign-of-nan")]),
+          extra=lambda r: [S(r.edges(), grad=False, pending="sign-of-nan")]),
     unary("sgn", _sgn, domain="off", promote=False, grad=False, edges=False,
           extra=lambda r: [S(r.edges(), grad=False, pending="sign-of-nan")]),
     unary("signbit", np.signbit, domain="off", grad=False, promote=False, inplace_ok=False),
@@ -163,6 +162,12 @@ ENTRIES = [
     unary("nan_to_num", _nan_to_num, promote=False,
           extra=lambda r: [S(r.edges(), nan=1.5, posinf=9.0, neginf=-9.0, grad=False),
                            S(r.edges(dtype="float32"), 2.0, grad=False), S(r.real(dtype="float64"))]),
+    # a piecewise-constant op of a tensor that requires grad is in the graph with a zero gradient (PyTorch)
+    *[Fn(f"torch.{op}", lambda L, x, op=op: getattr(L, op)(x),
+         lambda r, op=op: [S(r.off(dtype="float64"), pending="piecewise-constant-grad" if op in ("sign", "sgn") else None)],
+         ref=ref, gradgrad=False)
+      for op, ref in [("sign", np.sign), ("sgn", np.sign), ("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc),
+                      ("round", np.round)]],
     Op("logical_not", lambda r: [S(r.bools()), S(r.bools((3, 2), layout="T")), S(r.empty(dtype="bool")),
                                  S(r.real(dtype="float64"), pending="logical-not-float"),
                                  S(r.edges(), pending="logical-not-float"), S(r.ints(), pending="logical-not-float")],
