@@ -185,7 +185,7 @@ def sample_counts():
     """{"namespace.name": samples} from the table of sample inputs (tests/samples/), or None if it cannot load."""
     sys.path.insert(0, str(ROOT / "tests"))
     try:
-        from samples import sample_counts as counts  # noqa: PLC0415  (the tests' package, found on demand)
+        from samples import sample_counts as counts  # noqa: PLC0415  (the tests' package)
     except ImportError:
         return None
     finally:

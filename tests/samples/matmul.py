@@ -48,7 +48,8 @@ ENTRIES = [
                          S(r.ints((3,)), r.ints((3,)))], ref=np.dot, out=True),
     Op("vdot", lambda r: [S(r.real((3,)), r.real((3,))), S(r.real((4,), "float64"), r.real((4,), "float64"))],
        ref=np.vdot, out=True),
-    Op("inner", lambda r: [S(r.real((2, 3)), r.real((4, 3))), S(r.real((3,), "float64"), r.real((3,), "float64"))], ref=np.inner, out=True),
+    Op("inner", lambda r: [S(r.real((2, 3)), r.real((4, 3))), S(r.real((3,), "float64"), r.real((3,), "float64"))],
+       ref=np.inner, out=True),
     Op("outer", lambda r: [S(r.real((2,)), r.real((3,))), S(r.real((3,), "float64"), r.real((2,), "float64")),
                            S(r.ints((2,)), r.ints((2,)))], aliases=("ger",), ref=np.outer, out=True),
     Op("addmm", lambda r: [S(r.real((2, 2)), r.real((2, 3)), r.real((3, 2))),
@@ -91,8 +92,8 @@ ENTRIES = [
     Op("cdist", lambda r: [S(r.real((3, 4)), r.real((2, 4))), S(r.real((2, 3, 4), "float64"),
                                                                 r.real((2, 2, 4), "float64"), p=1.0),
                            S(r.real((3, 2), "float64"), r.real((2, 2), "float64"), 3.0)],
-       names=["torch.cdist"], ref=lambda a, b, p=2.0: (np.abs(a[..., :, None, :] - b[..., None, :, :]) ** p).sum(-1) ** (
-           1 / p)),
+       names=["torch.cdist"],
+       ref=lambda a, b, p=2.0: (np.abs(a[..., :, None, :] - b[..., None, :, :]) ** p).sum(-1) ** (1 / p)),
     Op("det", lambda r: [S(_well(r, dtype="float32")), S(_well(r, batch=(2,))), S(r.real((2, 2), "float64"))],
        ref=np.linalg.det),
     Op("logdet", lambda r: [S(_spd(r, dtype="float32")), S(_spd(r, batch=(2,)))],
@@ -104,7 +105,8 @@ ENTRIES = [
        ref=lambda a, rcond=1e-15: np.linalg.pinv(a, rcond)),
     # on the symmetric part of the input, so that finite differences see the function the gradient describes
     Fn(["torch.cholesky", "Tensor.cholesky"],
-       lambda L, a, **k: ((a + a.transpose(-1, -2)) / 2).cholesky(**k) if k else L.cholesky((a + a.transpose(-1, -2)) / 2),
+       lambda L, a, **k: ((a + a.transpose(-1, -2)) / 2).cholesky(**k) if k else L.cholesky(
+           (a + a.transpose(-1, -2)) / 2),
        lambda r: [S(_spd(r, dtype="float32")), S(_spd(r, batch=(2,))), S(_spd(r), upper=True)],
        ref=lambda a, upper=False: np.swapaxes(np.linalg.cholesky(a), -1, -2) if upper else np.linalg.cholesky(a)),
     Op("cholesky_inverse", lambda r: [S(r.value(np.linalg.cholesky(_spd(r).array), "float64")),
@@ -126,7 +128,8 @@ ENTRIES = [
     Check(["torch.eig"], lambda L: _removed(L, "eig")),
     Check(["torch.matrix_rank"], lambda L: _removed(L, "matrix_rank")),
     # Q R (the input back) and |R| (Q and R are unique up to the signs of R's rows)
-    Fn(["torch.qr", "Tensor.qr"], lambda L, a, **k: (lambda q, rr: (q @ rr, rr.abs()))(*(L.qr(a, **k) if k else a.qr())),
+    Fn(["torch.qr", "Tensor.qr"],
+       lambda L, a, **k: (lambda q, rr: (q @ rr, rr.abs()))(*(L.qr(a, **k) if k else a.qr())),
        lambda r: [S(r.real((3, 2))), S(r.real((3, 2), "float64"), some=False, grad=False),
                   S(r.real((2, 3, 2), "float64"), grad=False)],
        ref=lambda a, some=True: (a, np.abs(np.linalg.qr(a, "reduced" if some else "complete")[1])), gradgrad=False),

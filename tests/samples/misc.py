@@ -1,15 +1,15 @@
 """Names that are not ops: dtypes, constants, classes, type promotion, grad modes, settings, save/load, vmap.
 
 Each is a Check: it asserts what the name does, on minigrad and (where installed) on PyTorch, and returns a
-value both must agree on. Type promotion is an Op over dtype pairs (result_type) checked against PyTorch's
-table, with a NumPy-free reference of the rules minigrad follows.
+value both must agree on. Type promotion (result_type, promote_types, can_cast) is checked over dtype pairs
+against PyTorch's table (a stated reference of its rules where PyTorch is absent).
 """
 import io
 import math
 
 import numpy as np
 
-from . import DT, Check, Fn, Op, S
+from . import DT, Check, Fn, S
 
 DTYPES = {"float16": "float16", "half": "float16", "float32": "float32", "float": "float32", "float64": "float64",
           "double": "float64", "bfloat16": "bfloat16", "int8": "int8", "int16": "int16", "short": "int16",

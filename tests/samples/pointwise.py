@@ -71,7 +71,8 @@ def _rsqrt(x):
 def _erfinv(y):
     """Newton's method on erf from a close start (NumPy has no erfinv)."""
     y = np.asarray(y, np.float64)
-    x = np.where(np.abs(y) < 1, np.sign(y) * np.sqrt(-np.log((1 - y) * (1 + y))) * 0.8, np.where(np.abs(y) == 1, np.sign(y) * np.inf, np.nan))
+    outside = np.where(np.abs(y) == 1, np.sign(y) * np.inf, np.nan)
+    x = np.where(np.abs(y) < 1, np.sign(y) * np.sqrt(-np.log((1 - y) * (1 + y))) * 0.8, outside)
     erf = vec(math.erf, otypes=[np.float64])
     for _ in range(60):
         inside = np.abs(y) < 1
@@ -132,7 +133,8 @@ ENTRIES = [
     unary("atanh", np.arctanh, domain="unit", aliases=("arctanh",)),
     unary("sigmoid", _sigmoid),
     unary("logit", _logit, domain="prob",
-          extra=lambda r: [S(r.prob(dtype="float64"), eps=0.1, grad=False), S(r.prob(dtype="float64"), 0.2, grad=False)]),
+          extra=lambda r: [S(r.prob(dtype="float64"), eps=0.1, grad=False),
+                           S(r.prob(dtype="float64"), 0.2, grad=False)]),
     unary("erf", vec(math.erf, otypes=[np.float64])),
     unary("erfc", vec(math.erfc, otypes=[np.float64])),
     unary("erfinv", _erfinv, domain="unit"),
@@ -164,7 +166,8 @@ ENTRIES = [
                            S(r.edges(dtype="float32"), 2.0, grad=False), S(r.real(dtype="float64"))]),
     # a piecewise-constant op of a tensor that requires grad is in the graph with a zero gradient (PyTorch)
     *[Fn(f"torch.{op}", lambda L, x, op=op: getattr(L, op)(x),
-         lambda r, op=op: [S(r.off(dtype="float64"), pending="piecewise-constant-grad" if op in ("sign", "sgn") else None)],
+         lambda r, op=op: [S(r.off(dtype="float64"),
+                             pending="piecewise-constant-grad" if op in ("sign", "sgn") else None)],
          ref=ref, gradgrad=False)
       for op, ref in [("sign", np.sign), ("sgn", np.sign), ("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc),
                       ("round", np.round)]],
