@@ -41,6 +41,7 @@ object is passed), and lists/tuples of T become lists/tuples of tensors. S's opt
                       FIXED_ON_OTHER_BRANCHES (or NOT_YET_FIXED: defects found and recorded)
     noref=True        the entry's reference does not cover this sample (it is compared with PyTorch only)
     rtol=, atol=      tolerances for this sample
+    inplace=False     do not try the entry's in-place forms on this sample
 Entry options: grad (differentiable, default True), gradgrad (twice, default = grad), ref (a function of
 the same arguments with NumPy arrays in place of tensors and NumPy dtypes in place of DT; returns an array,
 a number or a tuple of them), inplace_ok (default True: in-place forms tried where the result keeps the
@@ -48,11 +49,18 @@ first input's shape and dtype), out (PyTorch takes out=: the torch form is calle
 
 How to add a family
 -------------------
-1. Make tests/samples/<family>.py with `from . import Op, Fn, Check, S, DT` and a list ENTRIES.
+1. Make tests/samples/<family>.py with `from . import Op, Fn, Check, S, DT` and a list ENTRIES. For
+   nn.functional: Op("relu", gen, names=["nn.functional.relu", "nn.functional.relu_"], ref=...); for an nn
+   module: Fn("nn.Linear", lambda L, x, **options: L.nn.Linear(3, 2, **options)(x), gen) after seeding, or a
+   Check(["nn.Linear"], check) that builds both libraries' modules with the same weights (load_state_dict) and
+   compares outputs and gradients; for linalg: Op("det", gen, names=["linalg.det"], ref=np.linalg.det).
+   An Fn/Check's names are only what it says; an Op without names= covers torch.X, torch.X_, Tensor.X, Tensor.X_.
 2. Add its module name to FAMILIES below.
-3. To make the coverage test check a new namespace, add it to CHECKED_NAMESPACES below.
+3. To make the coverage test check a new namespace, add it to CHECKED_NAMESPACES below (one word).
 4. Run `python -m pytest -q tests/test_samples.py` and `python -m pytest -q -p tools.no_torch
    tests/test_samples.py`, then `python tools/coverage.py` (docs/coverage.md shows each name's sample count).
+   tests/test_samples.py::test_every_present_name_has_an_entry lists the names still without an entry.
+A helper function a generator or reference uses must be defined before ENTRIES, or called through a lambda.
 """
 import importlib
 import json

@@ -198,7 +198,7 @@ ENTRIES = [
                                S(r.value([[1.0, np.nan, 3.0], [np.nan, np.nan, 2.0]], "float64"), 1, grad=False)],
        ref=None, out=True),
     Op("mode", lambda r: [S(r.ties()), S(r.ties((2, 5), dtype="float64"), 1), S(r.ints((3, 4), low=0, high=3), 0),
-                          S(r.ties(dtype="float64"), -1, True)], grad=False, out=True),
+                          S(r.ties(dtype="float64"), -1, True)], ref=lambda *a: _mode(*a), grad=False, out=True),
     Op("kthvalue", lambda r: [S(r.distinct(), 2), S(r.distinct((2, 4), dtype="float64"), 1, 0),
                               S(r.distinct(dtype="float64"), 3, dim=1, keepdim=True)], ref=_kthvalue, out=True),
     Op("quantile", lambda r: [S(r.real(), 0.3), S(r.real(dtype="float64"), 0.5, dim=1, keepdim=True),
@@ -363,3 +363,20 @@ def _cumulative_trapezoid(y, x=None, dx=1.0, dim=-1):
     widths = np.diff(x) if x is not None else dx
     out = np.cumsum((y[..., 1:] + y[..., :-1]) / 2 * widths, axis=-1)
     return np.moveaxis(out, -1, dim)
+
+
+def _mode(x, dim=-1, keepdim=False):
+    """The most frequent value along dim (the smallest of a tie), and the last index where it occurs."""
+    x = np.moveaxis(x, dim, -1)
+    flat = x.reshape(-1, x.shape[-1])
+    values, indices = [], []
+    for row in flat:
+        uniq, counts = np.unique(row, return_counts=True)
+        v = uniq[np.argmax(counts)]
+        values.append(v)
+        indices.append(np.nonzero(row == v)[0][-1])
+    values = np.array(values, x.dtype).reshape(x.shape[:-1])
+    indices = np.array(indices, np.int64).reshape(x.shape[:-1])
+    if keepdim:
+        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
+    return values, indices

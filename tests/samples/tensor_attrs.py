@@ -159,7 +159,7 @@ ENTRIES = [
     Op("type", lambda r: [S(r.real(), DT("float64")), S(r.ints(), dtype=DT("float32")), S(r.real())],
        names=["Tensor.type"], grad=False),
     Op("type_as", lambda r: [S(r.real(), r.ints()), S(r.ints(), r.real((2, 3), "float64"))],
-       names=["Tensor.type_as"], grad=False),
+       names=["Tensor.type_as"], ref=lambda x, other: x.astype(other.dtype), grad=False),
     Fn("Tensor.frexp", lambda L, x: x.frexp(), lambda r: [S(r.real()), S(r.edges(dtype="float32"))], grad=False,
        ref=lambda x: (np.frexp(x)[0], np.frexp(x)[1].astype(np.int32))),
     Op("frexp", lambda r: [S(r.real()), S(r.real((2, 3), "float64")), S(r.value([0.0, 1.0, -3.0, 1e-30]))],

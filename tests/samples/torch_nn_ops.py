@@ -31,6 +31,27 @@ def _bcewl(x, y, weight=None, pos_weight=None, reduction=1):
     return _reduce(loss * (1 if weight is None else weight), reduction)
 
 
+def _cos(a, b, eps=1e-8):
+    return (a * b).sum(-1) / np.sqrt(np.maximum((a * a).sum(-1) * (b * b).sum(-1), eps ** 2))
+
+
+def _triplet(a, p, n, margin=1.0, norm=2.0, eps=1e-6, swap=False, reduction=1):
+    def dist(x, y):
+        return np.linalg.norm(x - y + eps, norm, axis=-1)
+    d_an = dist(a, n)
+    if swap:
+        d_an = np.minimum(d_an, dist(p, n))
+    return _reduce(np.maximum(dist(a, p) - d_an + margin, 0), reduction)
+
+
+def _poisson_nll(x, y, log_input, full, eps, reduction):
+    loss = np.exp(x) - y * x if log_input else x - y * np.log(x + eps)
+    if full:
+        stirling = y * np.log(y) - y + 0.5 * np.log(2 * np.pi * y)
+        loss = loss + np.where(y > 1, stirling, 0)
+    return _reduce(loss, reduction)
+
+
 def _layer_norm(x, shape, weight=None, bias=None, eps=1e-5):
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     y = (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + eps)
@@ -120,17 +141,20 @@ ENTRIES = [
     Op("cosine_embedding_loss", lambda r: [S(r.real((3, 4), "float64"), r.real((3, 4), "float64"),
                                              r.value([1, -1, 1], "float64"), -0.2, 0, const=(2,)),
                                            S(r.real((3, 4)), r.real((3, 4)), r.value([1, -1, 1]), const=(2,),
-                                             pending="torch-losses-default-reduction")]),
+                                             pending="torch-losses-default-reduction")],
+       ref=lambda a, b, y, margin=0.0, reduction=1: _reduce(np.where(
+           y == 1, 1 - _cos(a, b), np.maximum(0, _cos(a, b) - margin)), reduction)),
     Op("triplet_margin_loss", lambda r: [S(r.real((3, 4), "float64"), r.real((3, 4), "float64"),
                                            r.real((3, 4), "float64"), 1.0, 2.0, 1e-6, False, 0),
                                          S(r.real((3, 4), "float64"), r.real((3, 4), "float64"),
                                            r.real((3, 4), "float64"), 2.0, 1.0, 1e-6, True, 2),
                                          S(r.real((3, 4)), r.real((3, 4)), r.real((3, 4)),
-                                           pending="torch-losses-default-reduction")]),
+                                           pending="torch-losses-default-reduction")],
+       ref=_triplet),
     Op("poisson_nll_loss", lambda r: [S(r.real(dtype="float64"), r.pos(dtype="float64"), True, False, 1e-8, 1,
                                         const=(1,)),
                                       S(r.pos(dtype="float64"), r.pos(dtype="float64"), False, True, 1e-8, 0,
-                                        const=(1,))]),
+                                        const=(1,))], ref=lambda *a: _poisson_nll(*a)),
     Op("ctc_loss", lambda r: [S(r.value(np.log(np.random.default_rng(0).dirichlet(np.ones(4), (5, 2))), "float64"),
                                 r.value([[1, 2], [3, 3]], "int64"), [5, 4], [2, 2], 0, 0, False)], gradgrad=False),
     Op("cosine_similarity", lambda r: [S(r.real(), r.real()), S(r.real((2, 3), "float64"), r.real((3,), "float64"),
@@ -140,5 +164,7 @@ ENTRIES = [
     Op("pairwise_distance", lambda r: [S(r.real(), r.real()), S(r.real((2, 3), "float64"), r.real((2, 3), "float64"),
                                                                 3.0, 1e-6, True)],
        ref=lambda a, b, p=2.0, eps=1e-6, keepdim=False: np.linalg.norm(a - b + eps, p, axis=-1, keepdims=keepdim)),
-    Op("pdist", lambda r: [S(r.real((4, 3))), S(r.real((4, 3), "float64"), 1.0)]),
+    Op("pdist", lambda r: [S(r.real((4, 3))), S(r.real((4, 3), "float64"), 1.0)],
+       ref=lambda x, p=2: np.array([np.linalg.norm(x[i] - x[j], p) for i in range(len(x))
+                                    for j in range(i + 1, len(x))], x.dtype)),
 ]
