@@ -506,8 +506,15 @@ class _Methods:
         """This tensor's data and history viewed as an instance of a Tensor subclass."""
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"as_subclass: expects a subclass of Tensor, got {cls!r}")
-        out = Tensor._make(self._array)
-        out.__class__ = cls
+        base = Tensor._make(self._array)
+        if cls.__itemsize__ == Tensor.__itemsize__ and "__dict__" not in cls.__dict__:
+            base.__class__ = cls
+            return base
+        # a subclass with a __dict__ (no __slots__ of its own) has another layout: a fresh instance, slots copied
+        out = object.__new__(cls)
+        for slot in Tensor.__slots__:
+            if slot != "__weakref__" and hasattr(base, slot):
+                object.__setattr__(out, slot, getattr(base, slot))
         return out
 
     def is_set_to(self, tensor):
@@ -582,9 +589,9 @@ class _Methods:
     def __iter__(self):
         return (self[i] for i in range(len(self)))
 
-    def clone(self):
+    def clone(self, *, memory_format=None):
         """A copy with its own data; differentiable (the gradient passes straight through)."""
-        return _ops.clone(self)
+        return _ops.clone(self, memory_format=memory_format)
 
     def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
         """to(dtype), to(other_tensor) (its dtype), to("cpu"), to("cpu", dtype): as PyTorch.
@@ -1083,8 +1090,8 @@ class _Methods:
     def topk(self, k, dim=-1, largest=True, sorted=True):
         return _ops.topk(self, k, dim, largest, sorted)
 
-    def gather(self, dim, index):
-        return _ops.gather(self, dim, index)
+    def gather(self, dim, index, *, sparse_grad=False):
+        return _ops.gather(self, dim, index, sparse_grad=sparse_grad)
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         return _arrangement.scatter(self, dim, index, src, value=value, reduce=reduce)

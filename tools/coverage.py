@@ -4,6 +4,9 @@
     python tools/coverage.py --check    # exit 1 if the committed table differs from what the installed PyTorch gives
     python tools/coverage.py --totals   # the totals of the committed table (no PyTorch needed)
 
+docs/coverage.md also lists, per present name, how many samples of the table of sample inputs
+(tests/samples/) test it.
+
 The namespaces are `torch` (every public name that is not a module), `torch.Tensor`, `torch.nn.functional`,
 `torch.nn` (its classes) and `torch.linalg`, as `dir()` lists them. Each name is
 
@@ -178,7 +181,19 @@ def load_table(path=TABLE_JSON):
     return json.loads(Path(path).read_text())
 
 
-def markdown(document):
+def sample_counts():
+    """{"namespace.name": samples} from the table of sample inputs (tests/samples/), or None if it cannot load."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        from samples import sample_counts as counts  # noqa: PLC0415  (the tests' package)
+    except ImportError:
+        return None
+    finally:
+        sys.path.pop(0)
+    return counts()
+
+
+def markdown(document, counts=None):
     table = document["namespaces"]
     lines = [
         "# Coverage of PyTorch's namespaces",
@@ -202,6 +217,14 @@ def markdown(document):
             names = [n for n, v in marks.items() if v == f"out of scope: {cat}"]
             if names:
                 lines += ["", f"Out of scope, {cat} ({len(names)}): " + ", ".join(f"`{n}`" for n in names)]
+        if counts is not None:
+            present = [n for n, v in marks.items() if v == "present"]
+            tested = [n for n in present if counts.get(f"{namespace}.{n}")]
+            if tested:
+                total = sum(counts[f"{namespace}.{n}"] for n in tested)
+                lines += ["", f"Samples per present name (tests/samples/; a checked non-op name counts 1): "
+                          f"{len(tested)} of {len(present)} names, {total} samples: "
+                          + ", ".join(f"`{n}` {counts.get(f'{namespace}.{n}', 0)}" for n in present)]
     return "\n".join(lines) + "\n"
 
 
@@ -223,7 +246,7 @@ def main(argv=None):
         print("docs/coverage.json is out of date: run python tools/coverage.py" if stale else "up to date")
         return int(stale)
     TABLE_JSON.write_text(json.dumps(document, indent=1, sort_keys=True) + "\n")
-    TABLE_MD.write_text(markdown(document))
+    TABLE_MD.write_text(markdown(document, sample_counts()))
     for namespace, (p, o, m) in totals(document["namespaces"]).items():
         print(f"{namespace:<14} present {p:>4}  out of scope {o:>4}  missing {m:>4}")
     return 0

@@ -192,7 +192,9 @@ def heaviside(x, values):
         raise TypeError(f"heaviside: values must be a Tensor, got {type(values).__name__}")
     if x.dtype != values.dtype:
         raise TypeError(f"heaviside: input ({x.dtype}) and values ({values.dtype}) must have the same dtype")
-    return Tensor._make(np.heaviside(x._array, values._array).astype(x.dtype))
+    # NaN is neither 0 nor above it: 0, as PyTorch (NumPy's heaviside gives NaN)
+    x_array, v_array = np.broadcast_arrays(x._array, values._array)
+    return Tensor._make(np.where(x_array == 0, v_array, x_array > 0).astype(x.dtype))
 
 
 def signbit(x):

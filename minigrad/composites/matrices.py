@@ -38,7 +38,8 @@ def diag_embed(x, offset=0, dim1=-2, dim2=-1):
         if matrices is None:
             matrices = Tensor._make(np.zeros(x.shape[:-1] + (n, n), dtype=x.dtype))
     else:
-        matrices = where(on_diagonal, x[..., source], 0.0)
+        # a zero of x's own dtype: a Python 0.0 would promote an integer matrix to float
+        matrices = where(on_diagonal, x[..., source], Tensor._make(np.zeros((), x.dtype)))
     return matrices.movedim((-2, -1), (d1, d2)) if (d1, d2) != (out_ndim - 2, out_ndim - 1) else matrices
 
 

@@ -366,6 +366,8 @@ def masked_fill(x, mask, value):
     if isinstance(value, Tensor):
         if value.numel() != 1:
             raise ValueError(f"masked_fill: value must be a number or a 1-element tensor, got shape {tuple(value.shape)}")
+        if value.requires_grad:  # in the graph: its gradient is the sum of the upstream gradient where filled
+            return where(given_mask, value.reshape(()).to(x.dtype), x)
         value = value.item()
     return watch_versions(MaskedFill.apply(x, mask, scalar(value)), given_mask)
 

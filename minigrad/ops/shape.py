@@ -223,7 +223,8 @@ def flatten(x, start_dim=0, end_dim=-1):
     return Reshape.apply(x, x.shape[:start] + (merged,) + x.shape[end + 1 :])
 
 
-def clone(x):
+def clone(x, *, memory_format=None):
+    # memory_format: PyTorch's layout request; minigrad's tensors are dense, and a copy is C-ordered
     return Clone.apply(x)
 
 

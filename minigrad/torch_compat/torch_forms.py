@@ -37,6 +37,11 @@ TAKES_OUT = (
     "lcm", "logical_xor", "ldexp", "nextafter", "frexp", "tensordot", "cross", "logspace", "range", "normal",
     "bernoulli", "aminmax", "cov", "renorm", "ger", "lgamma", "digamma", "polygamma", "erfc", "erfinv", "mvlgamma",
     "i0", "igamma", "igammac",
+    # the rest of minigrad's torch-level names that take out= in PyTorch (found by tests/samples)
+    "abs", "all", "amax", "amin", "any", "cat", "clamp", "cos", "eq", "exp", "ge", "gt", "le", "log", "logical_and",
+    "logical_not", "logical_or", "logsumexp", "lt", "matmul", "max", "maximum", "mean", "min", "minimum", "ne", "neg",
+    "norm", "outer", "pow", "rsqrt", "sgn", "sign", "sin", "sqrt", "stack", "std", "tanh", "tril", "triu", "var",
+    "where", "sigmoid", "erf",
 )
 
 
