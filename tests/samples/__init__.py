@@ -62,10 +62,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 # The families, one module each. nn_functional, nn_modules and linalg are added by the next table helper.
-FAMILIES = ("pointwise", "binary", "reductions", "shape_ops", "indexing", "linalg")
+FAMILIES = ("pointwise", "binary", "reductions", "shape_ops", "indexing", "linalg", "nn_functional")
 
 # Namespaces of docs/coverage.json whose every present name must have an entry (one line per namespace).
-CHECKED_NAMESPACES = ("torch", "Tensor", "linalg")
+CHECKED_NAMESPACES = ("torch", "Tensor", "linalg", "nn.functional")
 
 # Issue 39 item 3's behaviours being fixed on other branches (i39fix1, i39fix2): their samples are written
 # but left out while their tag is here. The lead empties this set after merging those branches.
@@ -86,6 +86,10 @@ FIXED_ON_OTHER_BRANCHES = {
     "random-fill-nonleaf",  # normal_, uniform_, ... on a non-leaf tensor
     "torch-losses-default-reduction",  # torch.kl_div(...) etc. without reduction
     "old-names",         # Tensor.H/mH, set_default_tensor_type, ...
+    "ce-probabilities",  # cross_entropy with class-probability targets
+    "normalize-p",       # F.normalize with p = 0 or p < 0
+    "pad-crop",          # F.pad reflect/replicate with negative pads
+    "embedding-max-norm",  # F.embedding(max_norm=, scale_grad_by_freq=)
     "lstsq-residuals",   # linalg.lstsq(driver='gelsd'/'gelss'): the residuals of a tall full-rank system
 }
 
