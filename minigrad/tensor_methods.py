@@ -1127,7 +1127,7 @@ class _Methods:
     def repeat(self, *sizes):
         return _ops.repeat(self, *sizes)
 
-    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+    def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
         return _ops.repeat_interleave(self, repeats, dim, output_size=output_size)
 
     def unbind(self, dim=0):

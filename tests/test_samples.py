@@ -24,6 +24,7 @@ ENTRIES = all_entries()
 OPS = [e for e in ENTRIES if e.kind != "check"]
 CHECKS = [e for e in ENTRIES if e.kind == "check"]
 SAMPLES = [(e, k, s) for e in OPS for k, s in enumerate(e.samples())]
+NUMPY_ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 ERRORS = (RuntimeError, ValueError, TypeError, IndexError, NotImplementedError)
 
 
@@ -182,6 +183,8 @@ def test_values(item):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             args, kwargs = _assemble(np, sample, _leaves(np, sample))
+            # references take PyTorch's names: its NumPy-style aliases (axis=, keepdims=) map onto them
+            kwargs = {NUMPY_ALIASES.get(k, k): v for k, v in kwargs.items()}
             expected = entry.ref(*args, **kwargs)
         _same(entry, sample, mine, expected, f"{entry.id} vs its reference", check_dtype=False)
     else:

@@ -136,10 +136,11 @@ def hardsigmoid(x):
 
 
 def hardswish(x):
-    # x (x + 3) / 6 on [-3, 3], 0 below, x above   (Howard et al., 2019)
+    # x (x + 3) / 6 on [-3, 3], 0 below, x above   (Howard et al., 2019); below, x * 0 keeps
+    # PyTorch's x relu6(x + 3) / 6 at -inf, which is NaN
     middle = (x >= -3) & (x <= 3)
     x_mid = where(middle, x, 0.0)
-    return where(x < -3, 0.0, where(middle, x_mid * (x_mid + 3) / 6, x))
+    return where(x < -3, x * 0.0, where(middle, x_mid * (x_mid + 3) / 6, x))
 
 
 def leaky_relu(x, negative_slope=0.01):

@@ -101,7 +101,7 @@ class GELU(Function, arrays=True):
                 out[below] = elementwise.gelu_grad_tails(flat[below], np.empty(int(below.sum()), np.float32)) * g[below]
             return out.reshape(x.shape), None
         x = _working(x)
-        d = x * x
+        d = np.multiply(x, x, out=np.empty_like(x))  # an array even for a 0-d x (x * x would be a NumPy scalar)
         d *= -0.5
         np.exp(d, out=d)
         d *= x

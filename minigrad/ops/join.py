@@ -68,6 +68,12 @@ def _same_dtype(tensors):
 
 def cat(tensors, dim=0):
     tensors = _check_tensors(tensors, "cat")
+    # PyTorch's legacy rule: a 1-D empty tensor (shape (0,)) is left out beside tensors of other shapes;
+    # its dtype still takes part in the promotion
+    legacy_empty = [t for t in tensors if tuple(t.shape) == (0,)]
+    if legacy_empty and len(legacy_empty) < len(tensors):
+        target = result_dtype(*tensors)
+        tensors = [t if t.dtype == target else t.to(target) for t in tensors if tuple(t.shape) != (0,)]
     shapes = [tuple(t.shape) for t in tensors]
     ndim = tensors[0].ndim
     if any(t.ndim != ndim for t in tensors):

@@ -36,8 +36,8 @@ class Rounded(Function, arrays=True):
 class Sign(Function, arrays=True):
     @staticmethod
     def forward(ctx, x):
-        # y = -1, 0 or 1 by the sign of x (NaN stays NaN)
-        return np.sign(x)
+        # y = -1, 0 or 1 by the sign of x, and 0 for NaN: PyTorch's (x > 0) - (x < 0)
+        return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -190,7 +190,7 @@ def _rounded(x, how):
 
 
 def sign(input):
-    """-1, 0 or 1 by the sign of input (NaN stays NaN); bool stays bool (a copy), as PyTorch."""
+    """-1, 0 or 1 by the sign of input (0 for NaN); bool stays bool (a copy), as PyTorch."""
     if input.dtype.kind == "b":
         return input.clone()
     return Sign.apply(input)

@@ -232,8 +232,7 @@ ENTRIES = [
        lambda r: [S(DT(a), DT(b)) for a, b in PAIRS + [(b, a) for a, b in PAIRS]],
        ref=lambda a, b: bool(_can_cast(a, b)), grad=False),
     # (bool & uint8 -> uint8, as PyTorch: issue 39, on another branch)
-    Fn("torch.bitwise_and", lambda L, a, b: (a & b).dtype, lambda r: [S(r.bools(), r.ints(dtype="uint8", low=0),
-                                                                        pending="promotion")], grad=False),
+    Fn("torch.bitwise_and", lambda L, a, b: (a & b).dtype, lambda r: [S(r.bools(), r.ints(dtype="uint8", low=0))], grad=False),
 ]
 
 

@@ -101,7 +101,8 @@ def _frac(x):
 
 
 def _sgn(x):
-    return np.sign(x)
+    """PyTorch's sign: -1, 0 or 1, and 0 for NaN (NumPy's np.sign keeps NaN)."""
+    return np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype) if x.dtype.kind == "f" else np.sign(x)
 
 
 ENTRIES = [
@@ -144,10 +145,10 @@ ENTRIES = [
     unary("sinc", _sinc, domain="off"),
     unary("deg2rad", np.deg2rad),
     unary("rad2deg", np.rad2deg),
-    unary("sign", np.sign, domain="off", promote=False, grad=False, edges=False,
-          extra=lambda r: [S(r.edges(), grad=False, pending="sign-of-nan")]),
+    unary("sign", _sgn, domain="off", promote=False, grad=False, edges=False,
+          extra=lambda r: [S(r.edges(), grad=False)]),
     unary("sgn", _sgn, domain="off", promote=False, grad=False, edges=False,
-          extra=lambda r: [S(r.edges(), grad=False, pending="sign-of-nan")]),
+          extra=lambda r: [S(r.edges(), grad=False)]),
     unary("signbit", np.signbit, domain="off", grad=False, promote=False, inplace_ok=False),
     unary("floor", np.floor, domain="off", promote=False, grad=False),
     unary("ceil", np.ceil, domain="off", promote=False, grad=False),
@@ -166,14 +167,13 @@ ENTRIES = [
                            S(r.edges(dtype="float32"), 2.0, grad=False), S(r.real(dtype="float64"))]),
     # a piecewise-constant op of a tensor that requires grad is in the graph with a zero gradient (PyTorch)
     *[Fn(f"torch.{op}", lambda L, x, op=op: getattr(L, op)(x),
-         lambda r, op=op: [S(r.off(dtype="float64"),
-                             pending="piecewise-constant-grad" if op in ("sign", "sgn") else None)],
+         lambda r, op=op: [S(r.off(dtype="float64"))],
          ref=ref, gradgrad=False)
-      for op, ref in [("sign", np.sign), ("sgn", np.sign), ("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc),
+      for op, ref in [("sign", _sgn), ("sgn", _sgn), ("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc),
                       ("round", np.round)]],
     Op("logical_not", lambda r: [S(r.bools()), S(r.bools((3, 2), layout="T")), S(r.empty(dtype="bool")),
-                                 S(r.real(dtype="float64"), pending="logical-not-float"),
-                                 S(r.edges(), pending="logical-not-float"), S(r.ints(), pending="logical-not-float")],
+                                 S(r.real(dtype="float64")),
+                                 S(r.edges()), S(r.ints())],
        ref=np.logical_not, grad=False, out=True),
     Op("bitwise_not", lambda r: [S(r.bools()), S(r.ints()), S(r.ints(dtype="int32", layout="T")),
                                  S(r.ints(dtype="uint8", low=0, high=200)), S(r.real(), error=True)],

@@ -2,7 +2,7 @@
 
 `reduction` lines give the whole-tensor form, dim= (an int, a negative one, a tuple where PyTorch takes one),
 keepdim=True, float32/float64, a transposed input, a 0-d tensor, and PyTorch's NumPy-style aliases axis= and
-keepdims= (pending on another branch). Values are drawn without ties where the op picks one element.
+keepdims=. Values are drawn without ties where the op picks one element.
 References: NumPy (dim -> axis).
 """
 import numpy as np
@@ -32,8 +32,8 @@ def reduction(op, ref, domain="real", tuple_dims=True, ints=True, empty=True, ex
         if empty:
             samples.append(S(r.empty((0, 3)), dim=1, grad=False))
         if axis:
-            samples += [S(d((2, 3), "float64"), axis=1, pending="axis-alias"),
-                        S(d((2, 3), "float64"), 1, keepdims=True, pending="axis-alias")]
+            samples += [S(d((2, 3), "float64"), axis=1),
+                        S(d((2, 3), "float64"), 1, keepdims=True)]
         if extra:
             samples += extra(r)
         return samples
@@ -83,6 +83,7 @@ def _logsumexp(x, dim, keepdim=False):
 
 
 def _softmax(x, dim, dtype=None):
+    x = x.astype(dtype) if dtype is not None else x
     e = np.exp(x - x.max(axis=dim, keepdims=True))
     return e / e.sum(axis=dim, keepdims=True)
 
@@ -124,6 +125,8 @@ def _topk(x, k, dim=-1, largest=True, sorted=True):
 def _norm(x, p="fro", dim=None, keepdim=False):
     if isinstance(dim, list):
         dim = tuple(dim)
+    if p == "nuc":  # the sum of the singular values of the matrices in the last two dims (or dim)
+        return np.linalg.norm(x, "nuc", axis=dim if dim is not None else (-2, -1), keepdims=keepdim)
     a = np.abs(x)
     if p in ("fro", 2) or p is None:
         return np.sqrt(np.sum(a ** 2, axis=dim, keepdims=keepdim))
@@ -147,7 +150,7 @@ ENTRIES = [
                                                    S(r.bools(), 0), S(r.ints(dtype="int32"))]),
     reduction("nansum", _np(np.nansum), extra=lambda r: [S(r.edges(), 1, grad=False)], ints=False),
     reduction("mean", _np(np.mean), ints=False,
-              extra=lambda r: [S(r.ints(), dtype=DT("float64"), pending="mean-dtype"),
+              extra=lambda r: [S(r.ints(), dtype=DT("float64")),
                                S(r.ints(), error=True)]),
     reduction("nanmean", _np(np.nanmean), ints=False, extra=lambda r: [S(r.edges(), 1, grad=False)]),
     reduction("prod", lambda x, dim=None, keepdim=False, dtype=None: np.prod(x, axis=dim, keepdims=keepdim),
@@ -175,15 +178,15 @@ ENTRIES = [
               extra=lambda r: [S(r.real(dtype="float64"), 1, correction=0),
                                S(r.real(dtype="float64"), 1, unbiased=False, keepdim=True),
                                S(r.real((2, 3, 2), dtype="float64"), (0, 2), correction=2),
-                               S(r.real(dtype="float64"), axis=(0, 1), correction=0, pending="axis-alias")]),
+                               S(r.real(dtype="float64"), axis=(0, 1), correction=0)]),
     reduction("var", lambda x, *a, **k: _std(x, *a, **k, var=True), ints=False, zero_d_grad=False,
               extra=lambda r: [S(r.real(dtype="float64"), 1, correction=0),
                                S(r.real(dtype="float64"), 1, unbiased=False, keepdim=True),
                                S(r.real(dtype="float64"), 0, correction=1.5),
-                               S(r.real(dtype="float64"), axis=(0, 1), correction=0, pending="axis-alias")]),
+                               S(r.real(dtype="float64"), axis=(0, 1), correction=0)]),
     Op("std_mean", lambda r: [S(r.real()), S(r.real(dtype="float64"), 1, correction=0),
                               S(r.real(dtype="float64"), dim=(0, 1), keepdim=True),
-                              S(r.real(dtype="float64"), axis=1, pending="axis-alias")],
+                              S(r.real(dtype="float64"), axis=1)],
        ref=lambda x, dim=None, correction=1, keepdim=False: (
            _std(x, dim, correction=correction, keepdim=keepdim), np.mean(x, axis=dim, keepdims=keepdim)), out=True),
     Op("var_mean", lambda r: [S(r.real()), S(r.real(dtype="float64"), 1, correction=0),
@@ -217,11 +220,11 @@ ENTRIES = [
                                S(r.edges(), 1, grad=False)], ref=_logsumexp, out=True),
     Op("softmax", lambda r: [S(r.real(), 1), S(r.real(dtype="float64"), 0),
                              S(r.real(dtype="float64", layout="T"), dim=-1),
-                             S(r.real(), 1, dtype=DT("float64"), pending="softmax-dtype")], ref=_softmax),
+                             S(r.real(), 1, dtype=DT("float64"))], ref=_softmax),
     Op("log_softmax", lambda r: [S(r.real(), 1), S(r.real(dtype="float64"), 0),
                                  S(r.real(dtype="float64", layout="T"), dim=-1),
-                                 S(r.real(), 1, dtype=DT("float64"), pending="softmax-dtype")],
-       ref=lambda x, dim, dtype=None: np.log(_softmax(x, dim))),
+                                 S(r.real(), 1, dtype=DT("float64"))],
+       ref=lambda x, dim, dtype=None: np.log(_softmax(x, dim, dtype))),
     Op("cumsum", lambda r: [S(r.real(), 1), S(r.real(dtype="float64"), 0), S(r.real(dtype="float64", layout="T"),
                                                                                  dim=-1),
                             S(r.ints(), 1), S(r.ints(), 0, dtype=DT("float64")), S(r.bools(), 1)],
@@ -252,7 +255,7 @@ ENTRIES = [
     Op("norm", lambda r: [S(r.real()), S(r.real(dtype="float64"), 1), S(r.real(dtype="float64"), 3, dim=1),
                           S(r.off(dtype="float64"), float("inf"), 0, grad=False), S(r.off(dtype="float64"), 1, 1),
                           S(r.real(dtype="float64"), "fro", (0, 1), keepdim=True),
-                          S(r.real(dtype="float64"), p="nuc", pending="norm-nuc")],
+                          S(r.real(dtype="float64"), p="nuc")],
        ref=_norm, out=True),
     Op("frobenius_norm", lambda r: [S(r.real(dtype="float64"), (0, 1)), S(r.real(dtype="float64"), (1,), True)],
        ref=lambda x, dim, keepdim=False: _norm(x, 2, dim, keepdim)),

@@ -76,7 +76,9 @@ def _roll(x, shifts, dims=None):
     return np.roll(x, shifts, dims)
 
 
-def _repeat_interleave(x, repeats, dim=None, output_size=None):
+def _repeat_interleave(x, repeats=None, dim=None, output_size=None):
+    if repeats is None:  # x alone holds the repeats of 0, 1, 2, ...
+        return np.repeat(np.arange(len(x)), x)
     return np.repeat(x, repeats, axis=dim)
 
 
@@ -154,6 +156,11 @@ ENTRIES = [
        ref=lambda x: np.transpose(x)),
     Fn("Tensor.mT", lambda L, x: x.mT, lambda r: [S(r.real()), S(r.real((2, 3, 4), dtype="float64"))],
        ref=lambda x: np.swapaxes(x, -1, -2)),
+    # H and mH: the conjugate transposes, which for real tensors are the transposes
+    Fn("Tensor.H", lambda L, x: x.H, lambda r: [S(r.real()), S(r.real((3, 2), dtype="float64", layout="T"))],
+       ref=lambda x: np.swapaxes(x, 0, 1)),
+    Fn("Tensor.mH", lambda L, x: x.mH, lambda r: [S(r.real()), S(r.real((2, 3, 4), dtype="float64"))],
+       ref=lambda x: np.swapaxes(x, -1, -2)),
     Op("movedim", lambda r: [S(r.real((2, 3, 4)), 0, 2), S(r.real((2, 3, 4), dtype="float64"), (0, 1), (2, 0)),
                              S(r.ints((2, 3)), -1, 0)], aliases=("moveaxis",), ref=_movedim),
     Op("expand", lambda r: [S(r.real((3, 1)), 3, 4), S(r.real((3, 1), dtype="float64"), (2, 3, 5)),
@@ -179,10 +186,10 @@ ENTRIES = [
     Op("repeat_interleave", lambda r: [S(r.real(), 2), S(r.real(dtype="float64"), 2, dim=1),
                                        S(r.real(dtype="float64"), r.value([1, 0, 2], "int64"), dim=1),
                                        S(r.real(dtype="float64"), r.value([1, 3], "int64"), 0, output_size=4),
-                                       S(r.value([2, 0, 1], "int64"), pending="one-arg-forms")],
+                                       S(r.value([2, 0, 1], "int64"))],
        ref=_repeat_interleave),
     Op("flip", lambda r: [S(r.real(), (0,)), S(r.real(dtype="float64"), (0, 1)), S(r.real(dtype="float64"), [-1]),
-                          S(r.ints(), [1]), S(r.real(dtype="float64"), dims=(1,), pending="axis-alias")],
+                          S(r.ints(), [1]), S(r.real(dtype="float64"), dims=(1,))],
        ref=lambda x, dims: np.flip(x, dims)),
     Op("fliplr", lambda r: [S(r.real()), S(r.real((2, 3, 2), dtype="float64")), S(r.ints())], ref=np.fliplr),
     Op("flipud", lambda r: [S(r.real()), S(r.real((3,), dtype="float64")), S(r.ints())], ref=np.flipud),
@@ -193,8 +200,8 @@ ENTRIES = [
        ref=lambda x, k=1, dims=(0, 1): np.rot90(x, k, dims)),
     Op("cat", lambda r: [S([r.real(), r.real((1, 3))]), S([r.real(dtype="float64"), r.real((2, 1), "float64")], 1),
                          S((r.real(dtype="float64", layout="T"), r.real(dtype="float64")), dim=-1),
-                         S([r.ints(), r.real()], grad=False), S([r.real(), r.empty((0,))], pending="cat-legacy-empty"),
-                         S([r.real(dtype="float64"), r.real((2, 1), dtype="float64")], axis=1, pending="axis-alias")],
+                         S([r.ints(), r.real()], grad=False), S([r.real(), r.empty((0,))]),
+                         S([r.real(dtype="float64"), r.real((2, 1), dtype="float64")], axis=1)],
        aliases=("concat", "concatenate"), ref=lambda xs, dim=0: np.concatenate(
            [x for x in xs if x.shape != (0,)] or xs, axis=dim), out=True),
     Op("stack", lambda r: [S([r.real(), r.real()]), S((r.real(dtype="float64"), r.real(dtype="float64")), 1),
