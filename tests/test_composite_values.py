@@ -197,3 +197,50 @@ def test_cosine_similarity():
     np.testing.assert_allclose(F.cosine_similarity(t(A), t(B)).numpy(), expected, rtol=1e-12)
     np.testing.assert_allclose(F.cosine_similarity(t(A), t(B), dim=0).numpy(),
                                (A * B).sum(0) / (np.linalg.norm(A, axis=0) * np.linalg.norm(B, axis=0)), rtol=1e-12)
+
+
+# ---- scans, statistics, products -------------------------------------------------------------------------
+M = np.random.default_rng(3).standard_normal((4, 5))
+N = np.random.default_rng(4).standard_normal((5, 3))
+V4, V5 = np.random.default_rng(5).standard_normal(4), np.random.default_rng(6).standard_normal(5)
+BATCH1, BATCH2 = np.random.default_rng(7).standard_normal((2, 4, 5)), np.random.default_rng(8).standard_normal((2, 5, 3))
+WITH_NAN = np.where(np.random.default_rng(9).random((4, 5)) < 0.3, np.nan, M)
+
+REDUCTIONS_AND_PRODUCTS = {
+    "cumprod": (lambda: mg.cumprod(t(M), 1), np.cumprod(M, 1)),
+    "logcumsumexp": (lambda: mg.logcumsumexp(t(M), 0), np.logaddexp.accumulate(M, 0)),
+    "cummax values": (lambda: mg.cummax(t(M), 1).values, np.maximum.accumulate(M, 1)),
+    "cummin values": (lambda: mg.cummin(t(M), 0).values, np.minimum.accumulate(M, 0)),
+    "var_mean": (lambda: mg.stack(mg.var_mean(t(M), 1)), np.stack([M.var(1, ddof=1), M.mean(1)])),
+    "std_mean correction=0": (lambda: mg.stack(mg.std_mean(t(M), 0, correction=0)), np.stack([M.std(0), M.mean(0)])),
+    "nansum": (lambda: mg.nansum(t(WITH_NAN), 1), np.nansum(WITH_NAN, 1)),
+    "nanmean": (lambda: mg.nanmean(t(WITH_NAN), 0), np.nanmean(WITH_NAN, 0)),
+    "aminmax": (lambda: mg.stack(mg.aminmax(t(M), dim=1)), np.stack([M.min(1), M.max(1)])),
+    "cov": (lambda: mg.cov(t(M)), np.cov(M)),
+    "cov correction=0 fweights aweights": (
+        lambda: mg.cov(t(M), correction=0, fweights=mg.tensor([1, 2, 1, 3, 1]), aweights=t([0.5, 1.0, 2.0, 1.0, 0.25])),
+        np.cov(M, ddof=0, fweights=[1, 2, 1, 3, 1], aweights=[0.5, 1.0, 2.0, 1.0, 0.25])),
+    "corrcoef": (lambda: mg.corrcoef(t(M)), np.corrcoef(M)),
+    "trace": (lambda: mg.trace(t(M)), np.trace(M)),
+    "diag_embed": (lambda: mg.diag_embed(t(M), offset=1),
+                   np.stack([np.diag(row, 1) for row in M])),
+    "tensordot": (lambda: mg.tensordot(t(BATCH1), t(N), dims=([2], [0])), np.tensordot(BATCH1, N, axes=([2], [0]))),
+    "inner": (lambda: mg.inner(t(M), t(M)), np.inner(M, M)),
+    "vdot": (lambda: mg.vdot(t(V5), t(M[0])), np.vdot(V5, M[0])),
+    "addcmul": (lambda: mg.addcmul(t(M), t(M), t(M[::-1]), value=0.5), M + 0.5 * M * M[::-1]),
+    "addcdiv": (lambda: mg.addcdiv(t(M), t(M), t(M[::-1] + 3), value=-2.0), M - 2.0 * M / (M[::-1] + 3)),
+    "addmm": (lambda: mg.addmm(t(M @ N), t(M), t(N), beta=0.5, alpha=2.0), 0.5 * M @ N + 2.0 * M @ N),
+    "addmv": (lambda: mg.addmv(t(V4), t(M), t(V5), beta=-1.0, alpha=3.0), -V4 + 3.0 * M @ V5),
+    "addbmm": (lambda: mg.addbmm(t(M @ N), t(BATCH1), t(BATCH2), beta=2.0, alpha=0.5),
+               2.0 * M @ N + 0.5 * (BATCH1 @ BATCH2).sum(0)),
+    "baddbmm": (lambda: mg.baddbmm(t(BATCH1 @ BATCH2), t(BATCH1), t(BATCH2), beta=0.25, alpha=-1.0),
+                0.25 * BATCH1 @ BATCH2 - BATCH1 @ BATCH2),
+    "addr": (lambda: mg.addr(t(M), t(V4), t(V5), beta=2.0, alpha=0.5), 2.0 * M + 0.5 * np.outer(V4, V5)),
+    "chain_matmul": (lambda: mg.chain_matmul(t(M), t(N), t(N.T)), M @ N @ N.T),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS_AND_PRODUCTS))
+def test_reductions_scans_and_products_against_numpy(name):
+    fn, expected = REDUCTIONS_AND_PRODUCTS[name]
+    np.testing.assert_allclose(fn().numpy(), expected, rtol=1e-12, atol=1e-13)
