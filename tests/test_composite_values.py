@@ -62,7 +62,8 @@ BINARY = {
     "fmax": (mg.fmax, lambda a, b: np.where(a == b, a, np.fmax(a, b))),
     "fmin": (mg.fmin, lambda a, b: np.where(a == b, a, np.fmin(a, b))),
     "float_power": (mg.float_power, np.float_power),
-    "heaviside": (mg.heaviside, np.heaviside),
+    # (PyTorch's heaviside is `values where x == 0, else x > 0`: 0 at x = NaN, where NumPy's is NaN)
+    "heaviside": (mg.heaviside, lambda a, b: np.where(np.isnan(a), 0.0, np.heaviside(a, b))),
     "lerp by 0.3": (lambda a, b: mg.lerp(a, b, 0.3), lambda a, b: a + 0.3 * (b - a)),
     "lerp by 0.8": (lambda a, b: mg.lerp(a, b, 0.8), lambda a, b: b - (1 - 0.8) * (b - a)),  # from the end
 }

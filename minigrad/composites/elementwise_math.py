@@ -112,7 +112,9 @@ def xlogy(x, y):
     # d/dy = x / y, 0 at the stand-ins (where x log y is 0 for every y near)
     x, y = _both_tensors(*_float_operands(x, y))
     stand_in = (x == 0) & ((y <= 0) | (y == math.inf))
-    return x * where(stand_in, 1.0, y).log()
+    # + 0.0 where x = 0 turns the -0.0 of -0.0 * L into PyTorch's 0; + (-0.0) elsewhere changes nothing
+    zero_sign = Tensor._make(np.where(x._array == 0, 0.0, -0.0).astype(x.dtype))
+    return x * where(stand_in, 1.0, y).log() + zero_sign
 
 
 def hypot(a, b):
