@@ -72,7 +72,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 # The families, one module each.
 FAMILIES = ("pointwise", "binary", "reductions", "shape_ops", "indexing", "matmul", "creation", "torch_nn_ops",
-            "tensor_attrs", "misc", "linalg", "nn_functional")
+            "tensor_attrs", "misc", "linalg", "nn_functional", "convolution", "pooling", "resampling")
 
 # Namespaces of docs/coverage.json whose every present name must have an entry (one line per namespace).
 CHECKED_NAMESPACES = ("torch", "Tensor", "linalg", "nn.functional")

@@ -231,7 +231,7 @@ ENTRIES = [
     Fn("torch.can_cast", lambda L, a, b: L.can_cast(a, b),
        lambda r: [S(DT(a), DT(b)) for a, b in PAIRS + [(b, a) for a, b in PAIRS]],
        ref=lambda a, b: bool(_can_cast(a, b)), grad=False),
-    # (bool & uint8 -> uint8, as PyTorch: issue 39, on another branch)
+    # (bool & uint8 -> uint8, as PyTorch)
     Fn("torch.bitwise_and", lambda L, a, b: (a & b).dtype, lambda r: [S(r.bools(), r.ints(dtype="uint8", low=0))], grad=False),
 ]
 
@@ -252,3 +252,62 @@ def _refused_bfloat16(L):
         return None
     assert str(x.dtype).replace("torch.", "") == "bfloat16"
     return None
+
+
+def _warn_always(L):
+    """set_warn_always switches a flag that is_warn_always_enabled reads back; off by default."""
+    before = L.is_warn_always_enabled()
+    L.set_warn_always(True)
+    on = L.is_warn_always_enabled()
+    L.set_warn_always(before)
+    return before, on, L.is_warn_always_enabled()
+
+
+def _deterministic_debug_mode(L):
+    """The debug mode takes 0/1/2 or "default"/"warn"/"error" and reads back as an int."""
+    before = L.get_deterministic_debug_mode()
+    seen = []
+    for mode in ("warn", 2, "default"):
+        L.set_deterministic_debug_mode(mode)
+        seen.append(L.get_deterministic_debug_mode())
+    L.set_deterministic_debug_mode(before)
+    return before, seen
+
+
+def _default_tensor_type(L):
+    """set_default_tensor_type(torch.DoubleTensor) makes new float tensors float64; FloatTensor puts it back."""
+    L.set_default_tensor_type(L.DoubleTensor)
+    try:
+        made = str(L.tensor([1.5]).dtype)
+    finally:
+        L.set_default_tensor_type(L.FloatTensor)
+    return made, str(L.tensor([1.5]).dtype)
+
+
+def _anomaly_check_nan(L):
+    """Off outside anomaly mode; on inside detect_anomaly() (check_nan=True), off with check_nan=False."""
+    outside = L.is_anomaly_check_nan_enabled()
+    with L.autograd.detect_anomaly():
+        inside = L.is_anomaly_check_nan_enabled()
+    with L.autograd.detect_anomaly(check_nan=False):
+        without = L.is_anomaly_check_nan_enabled()
+    return outside, inside, without
+
+
+def _flush_denormal(L):
+    """Returns whether flushing is supported; minigrad (NumPy) cannot flush subnormals and says False."""
+    supported = L.set_flush_denormal(False)
+    assert isinstance(supported, bool)
+    if L.__name__ == "minigrad":
+        assert supported is False and L.set_flush_denormal(True) is False
+    return None
+
+
+ENTRIES += [
+    Check("torch.set_warn_always", _warn_always),
+    Check("torch.is_warn_always_enabled", lambda L: L.is_warn_always_enabled()),
+    Check(["torch.set_deterministic_debug_mode", "torch.get_deterministic_debug_mode"], _deterministic_debug_mode),
+    Check("torch.set_default_tensor_type", _default_tensor_type),
+    Check("torch.is_anomaly_check_nan_enabled", _anomaly_check_nan),
+    Check("torch.set_flush_denormal", _flush_denormal),
+]

@@ -673,3 +673,23 @@ ENTRIES = [
                     is_causal=True, attn_mask=r.value(np.triu(np.ones((3, 3), bool), 1), "bool"))],
        ref=None),
 ]
+
+
+def _channel_dropout(L, d):
+    """dropout{d}d zeroes whole channels (every element of a plane, or none), scaling the kept by 1/(1-p)."""
+    L.manual_seed(0)
+    x = L.ones(4, 50, *(3,) * d, dtype=L.float64)
+    y = getattr(L.nn.functional, f"dropout{d}d")(x, 0.4).numpy().reshape(4, 50, -1)
+    planes = y[..., 0]
+    assert (y == planes[..., None]).all()  # each channel all kept or all dropped
+    kept = planes != 0
+    assert np.allclose(planes[kept], 1 / 0.6) and abs(kept.mean() - 0.6) < 0.1, kept.mean()
+
+
+ENTRIES += [
+    *[Op(f"dropout{d}d", lambda r, d=d: [S(r.real((2, 3) + (4,) * d), training=False),
+                                         S(r.real((2, 3) + (4,) * d, "float64"), 0.0),
+                                         S(r.real((2, 3) + (4,) * d, "float64"), 0.5, False)],
+         names=[F_ + f"dropout{d}d"], ref=lambda x, p=0.5, training=True, inplace=False: x) for d in (1, 2, 3)],
+    *[Check(F_ + f"dropout{d}d", lambda L, d=d: _channel_dropout(L, d)) for d in (1, 2, 3)],
+]
