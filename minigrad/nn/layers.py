@@ -42,17 +42,46 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A lookup table of num_embeddings vectors; N(0, 1) init, the padding_idx row zero and never updated."""
+    """A lookup table of num_embeddings vectors; N(0, 1) init, the padding_idx row zero and never updated.
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, dtype=None):
+    max_norm / norm_type / scale_grad_by_freq are handed to F.embedding (which renormalises the looked-up rows in
+    place / scales the gradient by 1/count); _weight gives the table itself (from_pretrained), _freeze makes it
+    not require grad. sparse=True (a sparse gradient) is refused: minigrad's gradients are dense.
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError(f"Embedding: padding_idx {padding_idx} is outside [0, {num_embeddings})")
             padding_idx %= num_embeddings
+        if sparse:
+            raise NotImplementedError("Embedding: sparse=True (a sparse gradient) is not supported by minigrad; "
+                                      "its gradients are dense")
+        if device not in (None, "cpu"):
+            raise ValueError(f"Embedding: minigrad runs on the CPU, got device={device!r}")
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
-        self.weight = _empty(num_embeddings, embedding_dim, dtype=dtype)
-        self.reset_parameters()
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = _empty(num_embeddings, embedding_dim, dtype=dtype)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"Embedding: _weight of shape {tuple(_weight.shape)} must be "
+                                 f"(num_embeddings, embedding_dim) = {(num_embeddings, embedding_dim)}")
+            self.weight = Parameter(_weight.detach().clone())
+        self.weight.requires_grad_(not _freeze)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        """An Embedding whose table is a copy of the 2-D `embeddings` (not trained when freeze=True)."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape {tuple(embeddings.shape)}")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
+                   _freeze=freeze)
 
     def reset_parameters(self):
         init.normal_(self.weight)
@@ -60,7 +89,12 @@ class Embedding(Module):
             self.weight._array[self.padding_idx] = 0
 
     def forward(self, ids):
-        return F.embedding(ids, self.weight, self.padding_idx)
+        options = {}  # only the non-default ones, so a plain lookup keeps F.embedding's plain path
+        if self.max_norm is not None:
+            options.update(max_norm=self.max_norm, norm_type=self.norm_type)
+        if self.scale_grad_by_freq:
+            options["scale_grad_by_freq"] = True
+        return F.embedding(ids, self.weight, self.padding_idx, **options)
 
     def extra_repr(self):
         pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
