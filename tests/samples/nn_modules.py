@@ -330,7 +330,7 @@ LAYERS = [
                   S(r.value([1, 1, 3], "int64"), max_norm=1.0, norm_type=1.0, pending="embedding-max-norm"),
                   S(r.value([1, 1, 3], "int64"), scale_grad_by_freq=True, sparse=False, pending="embedding-max-norm"),
                   S(r.value([1, 1, 3], "int64"), sparse=True, refused="sparse")],
-       ref=None),
+       ref=_emb_ref(5, 3)),
     Fn("nn.Embedding", lambda L, w, idx, **k: L.nn.Embedding.from_pretrained(w, **k)(idx),
        lambda r: [S(r.real((5, 3), "float64"), r.value([[0, 2], [4, 1]], "int64"), grad=False),
                   S(r.real((5, 3), "float64"), r.value([0, 2, 2], "int64"), freeze=False, padding_idx=2, grad=False)],
@@ -339,12 +339,13 @@ LAYERS = [
        lambda r: [S(r.value([0, 2, 1, 4, 3], "int64"), r.value([0, 2], "int64")),
                   S(r.value([0, 2, 1, 4, 3], "int64"), r.value([0, 3], "int64"), mode="sum"),
                   S(r.value([0, 2, 1, 4], "int64"), r.value([0, 1, 4], "int64"), mode="max", include_last_offset=True),
-                  S(r.value([0, 2, 1, 4], "int64"), r.value([0, 2], "int64"), padding_idx=1, mode="sum"),
+                  S(r.value([0, 2, 1, 4], "int64"), r.value([0, 2], "int64"), padding_idx=1, mode="sum", noref=True),
                   S(r.value([0, 2, 1, 4], "int64"), r.value([0, 2], "int64"), scale_grad_by_freq=False, sparse=False),
                   # F.embedding_bag refuses max_norm (NotImplementedError): renormalising rows in place
                   S(r.value([0, 2, 1, 4], "int64"), r.value([0, 2], "int64"), max_norm=1.0, norm_type=1.0,
                     pending="embedding-bag-max-norm")],
-       ref=None),
+       ref=lambda idx, off, mode="mean", include_last_offset=False, **k: _embedding_bag(
+           idx, P("weight", (5, 3), np.zeros(0, np.float32)), off, mode=mode, include_last_offset=include_last_offset)),
     Fn("nn.EmbeddingBag", lambda L, idx, off, psw, **k: build(L, "EmbeddingBag", (5, 3), (psw,), mode="sum", **k)[0](
         idx, off, per_sample_weights=psw),
        lambda r: [S(r.value([0, 2, 1, 4], "int64"), r.value([0, 2], "int64"), r.pos((4,), "float64"))],
@@ -482,27 +483,77 @@ def _rnn(cls, *args):
     return fn
 
 
+def _step(kind, x, h, c, wi, wh, bi, bh, nonlinearity="tanh"):
+    """One step of an RNN/GRU/LSTM cell in NumPy (PyTorch's documented gate order): (h', c')."""
+    hid = h.shape[-1]
+    gi, gh = x @ wi.T + bi, h @ wh.T + bh
+    if kind == "RNN":
+        return (np.tanh(gi + gh) if nonlinearity == "tanh" else np.maximum(gi + gh, 0)), None
+    if kind == "GRU":
+        r_, z = _sigmoid(gi[..., :hid] + gh[..., :hid]), _sigmoid(gi[..., hid:2 * hid] + gh[..., hid:2 * hid])
+        n = np.tanh(gi[..., 2 * hid:] + r_ * gh[..., 2 * hid:])
+        return (1 - z) * n + z * h, None
+    g = gi + gh
+    i, f = _sigmoid(g[..., :hid]), _sigmoid(g[..., hid:2 * hid])
+    gg, o = np.tanh(g[..., 2 * hid:3 * hid]), _sigmoid(g[..., 3 * hid:])
+    c2 = f * c + i * gg
+    return o * np.tanh(c2), c2
+
+
+GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+
+
+def _weights(kind, inf, hid, suffix, bias, like):
+    g = GATES[kind] * hid
+    wi, wh = P("weight_ih" + suffix, (g, inf), like), P("weight_hh" + suffix, (g, hid), like)
+    bi, bh = (P("bias_ih" + suffix, (g,), like), P("bias_hh" + suffix, (g,), like)) if bias else (0, 0)
+    return wi, wh, bi, bh
+
+
 def _rnn_cell_ref(cls, inf, hid):
-    """One step of RNNCell/GRUCell/LSTMCell in NumPy (PyTorch's documented gate order)."""
-    gates = {"RNNCell": 1, "GRUCell": 3, "LSTMCell": 4}[cls]
+    kind = cls[:-4]
 
     def ref(x, h=None, c=None, bias=True, nonlinearity="tanh"):
-        hx = np.zeros((x.shape[0], hid), x.dtype) if h is None else h
-        wi, wh = P("weight_ih", (gates * hid, inf), x), P("weight_hh", (gates * hid, hid), x)
-        bi = P("bias_ih", (gates * hid,), x) if bias else 0
-        bh = P("bias_hh", (gates * hid,), x) if bias else 0
-        gi, gh = x @ wi.T + bi, hx @ wh.T + bh
-        if cls == "RNNCell":
-            return np.tanh(gi + gh) if nonlinearity == "tanh" else np.maximum(gi + gh, 0)
-        if cls == "GRUCell":
-            r_, z = _sigmoid(gi[:, :hid] + gh[:, :hid]), _sigmoid(gi[:, hid:2 * hid] + gh[:, hid:2 * hid])
-            n = np.tanh(gi[:, 2 * hid:] + r_ * gh[:, 2 * hid:])
-            return (1 - z) * n + z * hx
-        g = gi + gh
-        i, f, gg, o = _sigmoid(g[:, :hid]), _sigmoid(g[:, hid:2 * hid]), np.tanh(g[:, 2 * hid:3 * hid]), _sigmoid(g[:, 3 * hid:])
+        hx = np.zeros(x.shape[:-1] + (hid,), x.dtype) if h is None else h
         cx = np.zeros_like(hx) if c is None else c
-        c2 = f * cx + i * gg
-        return o * np.tanh(c2), c2
+        h2, c2 = _step(kind, x, hx, cx, *_weights(kind, inf, hid, "", bias, x), nonlinearity)
+        return h2 if c2 is None else (h2, c2)
+    return ref
+
+
+def _rnn_ref(kind, inf, hid):
+    """The stacked (bidirectional) layers in NumPy: (output, h_n) or (output, h_n, c_n)."""
+    def ref(x, h0=None, c0=None, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False, bidirectional=False,
+            dropout=0.0, train=True):
+        unbatched = x.ndim == 2
+        if unbatched:
+            x = x[:, None]
+            h0, c0 = (None if h0 is None else h0[:, None]), (None if c0 is None else c0[:, None])
+        elif batch_first:
+            x = np.swapaxes(x, 0, 1)
+        dirs = 2 if bidirectional else 1
+        zeros = np.zeros((num_layers * dirs, x.shape[1], hid), x.dtype)
+        h0, c0 = (zeros if h0 is None else h0), (zeros if c0 is None else c0)
+        hs, cs, inp = [], [], x
+        for layer in range(num_layers):
+            outs = []
+            for d in range(dirs):
+                w = _weights(kind, inp.shape[-1], hid, f"_l{layer}" + ("_reverse" if d else ""), bias, x)
+                h, c, seq = h0[layer * dirs + d], c0[layer * dirs + d], [None] * len(inp)
+                for t in (reversed(range(len(inp))) if d else range(len(inp))):
+                    h, c_new = _step(kind, inp[t], h, c, *w, nonlinearity)
+                    c = c if c_new is None else c_new
+                    seq[t] = h
+                outs.append(np.stack(seq))
+                hs.append(h)
+                cs.append(c)
+            inp = np.concatenate(outs, axis=-1)
+        out, hn, cn = inp, np.stack(hs), np.stack(cs)
+        if unbatched:
+            out, hn, cn = out[:, 0], hn[:, 0], cn[:, 0]
+        elif batch_first:
+            out = np.swapaxes(out, 0, 1)
+        return (out, hn, cn) if kind == "LSTM" else (out, hn)
     return ref
 
 
@@ -517,16 +568,19 @@ RNN_LSTM_GRU = [
     Fn("nn.RNN", _rnn("RNN", 3, 4), lambda r: [
         S(r.real((3, 1, 3)), **F32), S(r.real((5, 2, 3), "float64"), r.real((1, 2, 4), "float64")),
         S(r.real((2, 5, 3), "float64"), num_layers=2, nonlinearity="relu", batch_first=True, bidirectional=True),
-        S(r.real((5, 2, 3), "float64"), bias=False, dropout=0.0, train=False), S(r.real((5, 3), "float64"))]),
+        S(r.real((5, 2, 3), "float64"), bias=False, dropout=0.0, train=False), S(r.real((5, 3), "float64"))],
+       ref=_rnn_ref("RNN", 3, 4)),
     Fn("nn.LSTM", _rnn("LSTM", 3, 4), lambda r: [
         S(r.real((3, 1, 3)), **F32), S(r.real((5, 2, 3), "float64"), r.real((1, 2, 4), "float64"), r.real((1, 2, 4), "float64")),
         S(r.real((2, 5, 3), "float64"), num_layers=2, batch_first=True, bidirectional=True),
         S(r.real((5, 2, 3), "float64"), bias=False, dropout=0.0, train=False),
-        S(r.real((5, 2, 3), "float64"), proj_size=2, pending="lstm-proj-size")]),
+        S(r.real((5, 2, 3), "float64"), proj_size=2, pending="lstm-proj-size", noref=True)],
+       ref=_rnn_ref("LSTM", 3, 4)),
     Fn("nn.GRU", _rnn("GRU", 3, 4), lambda r: [
         S(r.real((3, 1, 3)), **F32), S(r.real((5, 2, 3), "float64"), r.real((1, 2, 4), "float64")),
         S(r.real((2, 3, 3), "float64"), num_layers=2, batch_first=True, bidirectional=True),
-        S(r.real((5, 2, 3), "float64"), bias=False)]),
+        S(r.real((5, 2, 3), "float64"), bias=False)],
+       ref=_rnn_ref("GRU", 3, 4)),
     Check("nn.RNNBase", lambda L: [isinstance(L.nn.RNN(3, 4), L.nn.RNNBase), isinstance(L.nn.LSTM(3, 4), L.nn.RNNBase),
                                    isinstance(L.nn.GRU(3, 4), L.nn.RNNBase), isinstance(L.nn.GRUCell(3, 4), L.nn.RNNCellBase),
                                    tuple(L.nn.RNNBase("GRU", 3, 4, num_layers=2, bidirectional=True).all_weights[3][0].shape)]),
@@ -551,15 +605,42 @@ def _mha(L, q, k, v, *masks, **kw):
     return m(q, k, v, *masks, **forward)
 
 
+def _mha_ref(q, k, v, key_padding_mask=None, attn_mask=None, bias=True, need_weights=True, is_causal=False,
+             batch_first=False, train=True, dropout=0.0, embed_dim=4, heads=2, prefix="", **_):
+    """MultiheadAttention (no kdim/vdim, bias_kv or zero_attn) in NumPy: (output, weights averaged over heads)."""
+    if batch_first:
+        q, k, v = (np.swapaxes(a, 0, 1) for a in (q, k, v))
+    e, d = embed_dim, embed_dim // heads
+    w = P(prefix + "in_proj_weight", (3 * e, e), q)
+    b = P(prefix + "in_proj_bias", (3 * e,), q) if bias else np.zeros(3 * e, q.dtype)
+    split = lambda a: a.reshape(a.shape[0], a.shape[1], heads, d).transpose(1, 2, 0, 3)  # (L, B, E) -> (B, h, L, d)
+    qh, kh, vh = (split(a @ w[i * e:(i + 1) * e].T + b[i * e:(i + 1) * e]) for i, a in enumerate((q, k, v)))
+    scores = qh @ np.swapaxes(kh, -1, -2) / math.sqrt(d)
+    if attn_mask is not None:
+        scores = np.where(attn_mask, -np.inf, scores) if attn_mask.dtype == bool else scores + attn_mask
+    if key_padding_mask is not None:
+        scores = np.where(key_padding_mask[:, None, None, :], -np.inf, scores)
+    a = _softmax(scores, -1)
+    out = (a @ vh).transpose(2, 0, 1, 3).reshape(q.shape[0], q.shape[1], e)
+    out = out @ P(prefix + "out_proj.weight", (e, e), q).T + (P(prefix + "out_proj.bias", (e,), q) if bias else 0)
+    if batch_first:
+        out = np.swapaxes(out, 0, 1)
+    return out, (a.mean(axis=1) if need_weights else None)
+
+
+def _mha_forward_ref(q, k, v, **kw):
+    return _mha_ref(q, k, v, **{n[2:] if n.startswith("f_") else n: x for n, x in kw.items()})
+
+
 ATTENTION = [
     Fn("nn.MultiheadAttention", _mha, lambda r: [
         S(r.real((3, 2, 4)), r.real((5, 2, 4)), r.real((5, 2, 4)), **F32),
         S(r.real((3, 2, 4), "float64"), r.real((3, 2, 4), "float64"), r.real((3, 2, 4), "float64"), bias=False,
           f_need_weights=False),
         S(r.real((2, 3, 4), "float64"), r.real((2, 5, 4), "float64"), r.real((2, 5, 4), "float64"), batch_first=True,
-          add_bias_kv=True, add_zero_attn=True, f_average_attn_weights=False),
+          add_bias_kv=True, add_zero_attn=True, f_average_attn_weights=False, noref=True),
         S(r.real((3, 2, 4), "float64"), r.real((5, 2, 6), "float64"), r.real((5, 2, 2), "float64"), kdim=6, vdim=2,
-          dropout=0.0, train=False),
+          dropout=0.0, train=False, noref=True),
         S(r.real((3, 2, 4), "float64"), r.real((5, 2, 4), "float64"), r.real((5, 2, 4), "float64"),
           f_key_padding_mask=r.value([[False, False, True, False, True], [False, True, False, False, False]], "bool"),
           f_attn_mask=r.real((3, 5), "float64"), const=(4,)),
@@ -567,8 +648,47 @@ ATTENTION = [
         S(r.real((3, 2, 4), "float64"), r.real((3, 2, 4), "float64"), r.real((3, 2, 4), "float64"),
           f_attn_mask=r.real((3, 3), "float64"), pending="mha-float-mask-grad"),
         S(r.real((3, 2, 4), "float64"), r.real((3, 2, 4), "float64"), r.real((3, 2, 4), "float64"),
-          f_attn_mask=r.value(np.triu(np.ones((3, 3), bool), 1), "bool"), f_is_causal=True)]),
+          f_attn_mask=r.value(np.triu(np.ones((3, 3), bool), 1), "bool"), f_is_causal=True)],
+       ref=_mha_forward_ref),
 ]
+
+
+def _ln(x, name, eps, bias):
+    return _layer_norm(x, (x.shape[-1],), P(name + ".weight", (x.shape[-1],), x), P(name + ".bias", (x.shape[-1],), x)
+                       if bias else None, eps)
+
+
+def _ff(x, act, bias):
+    h = _linear(x, P("linear1.weight", (6, 4), x), P("linear1.bias", (6,), x) if bias else None)
+    h = _gelu(h) if act == "gelu" else h * _sigmoid(h) if act == "fn" else np.maximum(h, 0)
+    return _linear(h, P("linear2.weight", (4, 6), x), P("linear2.bias", (4,), x) if bias else None)
+
+
+def _enc_layer_ref(x, mask=None, pad=None, act=None, norm_first=False, layer_norm_eps=1e-5, batch_first=False, bias=True):
+    """TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0) in NumPy (post-norm, or pre-norm)."""
+    def sa(y):
+        return _mha_ref(y, y, y, pad, mask, bias=bias, batch_first=batch_first, prefix="self_attn.")[0]
+    if norm_first:
+        x = x + sa(_ln(x, "norm1", layer_norm_eps, bias))
+        return x + _ff(_ln(x, "norm2", layer_norm_eps, bias), act, bias)
+    x = _ln(x + sa(x), "norm1", layer_norm_eps, bias)
+    return _ln(x + _ff(x, act, bias), "norm2", layer_norm_eps, bias)
+
+
+def _dec_layer_ref(x, mem, act=None, norm_first=False, layer_norm_eps=1e-5, batch_first=False, bias=True):
+    """TransformerDecoderLayer(4, 2, dim_feedforward=6, dropout=0) in NumPy, without masks."""
+    def sa(y):
+        return _mha_ref(y, y, y, bias=bias, batch_first=batch_first, prefix="self_attn.")[0]
+
+    def ca(y):
+        return _mha_ref(y, mem, mem, bias=bias, batch_first=batch_first, prefix="multihead_attn.")[0]
+    if norm_first:
+        x = x + sa(_ln(x, "norm1", layer_norm_eps, bias))
+        x = x + ca(_ln(x, "norm2", layer_norm_eps, bias))
+        return x + _ff(_ln(x, "norm3", layer_norm_eps, bias), act, bias)
+    x = _ln(x + sa(x), "norm1", layer_norm_eps, bias)
+    x = _ln(x + ca(x), "norm2", layer_norm_eps, bias)
+    return _ln(x + _ff(x, act, bias), "norm3", layer_norm_eps, bias)
 
 
 def _enc_layer(L, d=4, **k):
@@ -595,16 +715,19 @@ TRANSFORMERS = [
        lambda L, x, act=None, **k: _run_module(L, _enc_layer(L, activation=_activation(L, act), **k), (x,), x),
        lambda r: [S(r.real((3, 2, 4)), **F32), S(r.real((3, 2, 4), "float64"), norm_first=True, layer_norm_eps=1e-3),
                   S(r.real((2, 3, 4), "float64"), batch_first=True, act="gelu", bias=False),
-                  S(r.real((3, 2, 4), "float64"), act="fn")]),
+                  S(r.real((3, 2, 4), "float64"), act="fn")],
+       ref=_enc_layer_ref),
     Fn("nn.TransformerEncoderLayer",
        lambda L, x, mask, pad: _run_module(L, _enc_layer(L), (x,), x, mask, pad),
        lambda r: [S(r.real((3, 2, 4), "float64"), r.real((3, 3), "float64"), r.value([[False, False, True], [False, False, False]], "bool"),
-                    const=(1,))]),
+                    const=(1,))],
+       ref=_enc_layer_ref),
     Fn("nn.TransformerDecoderLayer",
        lambda L, x, mem, act=None, **k: _run_module(L, _dec_layer(L, activation=_activation(L, act), **k), (x,), x, mem),
        lambda r: [S(r.real((3, 2, 4)), r.real((5, 2, 4)), **F32),
                   S(r.real((3, 2, 4), "float64"), r.real((5, 2, 4), "float64"), norm_first=True, layer_norm_eps=1e-3),
-                  S(r.real((2, 3, 4), "float64"), r.real((2, 5, 4), "float64"), batch_first=True, act="gelu", bias=False)]),
+                  S(r.real((2, 3, 4), "float64"), r.real((2, 5, 4), "float64"), batch_first=True, act="gelu", bias=False)],
+       ref=_dec_layer_ref),
     Fn("nn.TransformerDecoderLayer",
        lambda L, x, mem: _run_module(L, _dec_layer(L), (x,), x, mem, L.nn.Transformer.generate_square_subsequent_mask(3, dtype=x.dtype),
                                      None, None, None, True),
