@@ -801,6 +801,75 @@ ADAPTIVE = [
 ]
 
 
+# ---- gradients in the parameters: the module's parameters replaced by the sample's tensors ----------------
+def with_params(cls, args, names, gen, n_inputs=1, ref=None, **options):
+    """nn.<cls> whose parameters `names` are the sample's tensors after its n_inputs inputs (so gradcheck goes
+    through them too): each is deleted from the module and set back as a plain tensor attribute."""
+    def fn(L, *tensors, **kwargs):
+        inputs, params = tensors[:n_inputs], tensors[n_inputs:]
+        m, forward = build(L, cls, args, inputs, **kwargs)
+        for name, p in zip(names, params):
+            delattr(m, name)
+            setattr(m, name, p)
+        return m(*inputs, **forward)
+    return Fn("nn." + cls, fn, gen, ref=ref, **options)
+
+
+def _cell_with_params(kind):
+    def ref(x, wi, wh, bi, bh):
+        h = np.zeros(x.shape[:-1] + (wh.shape[1],), x.dtype)
+        h2, c2 = _step(kind, x, h, np.zeros_like(h), wi, wh, bi, bh)
+        return h2 if c2 is None else (h2, c2)
+    return ref
+
+
+def _cell_params(r, gates, dtype="float64"):
+    return [r.real((2, 3), dtype), r.real((gates * 4, 3), dtype), r.real((gates * 4, 4), dtype), r.real((gates * 4,), dtype),
+            r.real((gates * 4,), dtype)]
+
+
+PARAMETER_GRADS = [
+    with_params("Linear", (3, 4), ["weight", "bias"], lambda r: [
+        S(r.real((2, 3)), r.real((4, 3)), r.real((4,)), **F32), S(r.real((2, 3), "float64"), r.real((4, 3), "float64"), r.real((4,), "float64"))],
+        ref=_linear),
+    with_params("Bilinear", (3, 2, 4), ["weight", "bias"], lambda r: [
+        S(r.real((2, 3), "float64"), r.real((2, 2), "float64"), r.real((4, 3, 2), "float64"), r.real((4,), "float64"))],
+        n_inputs=2, ref=_bilinear),
+    with_params("LayerNorm", ((3,),), ["weight", "bias"], lambda r: [
+        S(r.real((2, 3)), r.pos((3,)), r.real((3,)), **F32), S(r.real((2, 3), "float64"), r.pos((3,), "float64"), r.real((3,), "float64"))],
+        ref=lambda x, w, b: _layer_norm(x, (3,), w, b), rtol=1e-4, atol=1e-5),
+    with_params("GroupNorm", (2, 4), ["weight", "bias"], lambda r: [
+        S(r.real((2, 4, 3), "float64"), r.pos((4,), "float64"), r.real((4,), "float64"))],
+        ref=lambda x, w, b: _group_norm(x, 2, w, b)),
+    with_params("BatchNorm1d", (3,), ["weight", "bias"], lambda r: [
+        S(r.real((4, 3), "float64"), r.pos((3,), "float64"), r.real((3,), "float64")),
+        S(r.real((4, 3, 2), "float64"), r.pos((3,), "float64"), r.real((3,), "float64"), momentum=None)],
+        ref=lambda x, w, b, momentum=0.1: _batch_norm(x, None, None, w, b, True)),
+    with_params("InstanceNorm1d", (3,), ["weight", "bias"], lambda r: [
+        S(r.real((2, 3, 4), "float64"), r.pos((3,), "float64"), r.real((3,), "float64"), affine=True)],
+        ref=lambda x, w, b, affine=True: _group_norm(x, 3, w, b)),
+    with_params("RMSNorm", ([4],), ["weight"], lambda r: [S(r.real((2, 4), "float64"), r.pos((4,), "float64"))],
+                ref=lambda x, w: _rms_norm(x, (4,), w)),
+    with_params("PReLU", (), ["weight"], lambda r: [S(r.off((2, 3, 2), "float64"), r.pos((3,), "float64"), num_parameters=3)],
+                ref=lambda x, w, num_parameters=3: np.where(x >= 0, x, w.reshape(1, -1, 1) * x)),
+    with_params("Embedding", (5, 3), ["weight"], lambda r: [S(r.value([[0, 2], [4, 2]], "int64"), r.real((5, 3), "float64"))],
+                ref=lambda idx, w: w[idx]),
+    with_params("EmbeddingBag", (5, 3), ["weight"], lambda r: [
+        S(r.value([0, 2, 1, 4, 2], "int64"), r.value([0, 2], "int64"), r.real((5, 3), "float64"), mode="sum"),
+        S(r.value([0, 2, 1, 4, 2], "int64"), r.value([0, 3], "int64"), r.real((5, 3), "float64"))],
+        n_inputs=2, ref=lambda idx, off, w, mode="mean": _embedding_bag(idx, w, off, mode=mode)),
+    with_params("RNNCell", (3, 4), ["weight_ih", "weight_hh", "bias_ih", "bias_hh"], lambda r: [S(*_cell_params(r, 1))],
+                ref=_cell_with_params("RNN")),
+    with_params("GRUCell", (3, 4), ["weight_ih", "weight_hh", "bias_ih", "bias_hh"], lambda r: [S(*_cell_params(r, 3))],
+                ref=_cell_with_params("GRU")),
+    with_params("LSTMCell", (3, 4), ["weight_ih", "weight_hh", "bias_ih", "bias_hh"], lambda r: [S(*_cell_params(r, 4))],
+                ref=_cell_with_params("LSTM")),
+    with_params("MultiheadAttention", (4, 2), ["in_proj_weight", "in_proj_bias"], lambda r: [
+        S(r.real((3, 2, 4), "float64"), r.real((5, 2, 4), "float64"), r.real((5, 2, 4), "float64"), r.real((12, 4), "float64"),
+          r.real((12,), "float64"))], n_inputs=3),
+]
+
+
 # ---- state_dict: PyTorch's keys and shapes ---------------------------------------------------------------
 def _state(make):
     return lambda L: sorted((k, tuple(v.shape)) for k, v in make(L).state_dict().items())
@@ -951,4 +1020,4 @@ CLASSES = [
 ] + ([Check("nn.LinearCrossEntropyLoss", _lce_state_dict_loads)] if "linear-ce-layout" not in FIXED_ON_OTHER_BRANCHES else [])
 
 ENTRIES = ACTIVATIONS + LOSSES + LAYERS + NORMS + DROPOUTS + RNN_LSTM_GRU + ATTENTION + TRANSFORMERS + ADAPTIVE + \
-    STATE_CHECKS + CLASSES
+    PARAMETER_GRADS + STATE_CHECKS + CLASSES
