@@ -30,11 +30,15 @@ log_softmax = _softmax.log_softmax
 
 
 def relu(input, inplace=False):
+    if inplace:  # written into input on the one in-place road, as relu_
+        return input._inplace_op("relu_", ops.relu)
     return ops.relu(input)
 
 
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
+    if inplace:
+        return _activation("silu", input, True, activations.silu)
     return activations.silu(input)
 
 

@@ -162,7 +162,7 @@ class Flatten(Module):
 
 
 class _Activation(Module):
-    """An elementwise activation; `inplace` is accepted as in PyTorch, and a new tensor returned."""
+    """An elementwise activation; inplace=True writes the result into the input and returns it, as PyTorch."""
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -174,14 +174,14 @@ class _Activation(Module):
 
 class ReLU(_Activation):
     def forward(self, x):
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
 
 
 class SiLU(_Activation):
     """x * sigmoid(x)."""
 
     def forward(self, x):
-        return F.silu(x)
+        return F.silu(x, inplace=self.inplace)
 
 
 class Tanh(Module):

@@ -1,7 +1,7 @@
 """torch.nn: the modules and classes, each built with its constructor options.
 
 How a module is compared across libraries: the sample's keyword arguments go to the constructor (those named
-`f_<name>` to forward as <name>, `train=False` switches to eval mode), the module is cast to the dtype of its
+`f_<name>` to forward as <name>, `train=False` switches to eval mode, `in_place` is the constructor's inplace), the module is cast to the dtype of its
 first floating input, and every parameter (and running-statistics buffer) is given deterministic values drawn
 from a NumPy generator seeded by the parameter's name and shape (`_values`), so both libraries run the same
 module on the same input. The NumPy references rebuild the same parameters with `_values` and use the
@@ -52,6 +52,8 @@ def build(L, cls, args, inputs=(), **kwargs):
     """(module, forward keywords): L.nn.<cls>(*args, **constructor keywords), cast to the first floating
     input's dtype, parameters filled, in eval mode if train=False."""
     train = kwargs.pop("train", True)
+    if "in_place" in kwargs:  # a sample's own option is named inplace: the constructor's keyword is spelt in_place
+        kwargs["inplace"] = kwargs.pop("in_place")
     forward = {k[2:]: kwargs.pop(k) for k in list(kwargs) if k.startswith("f_")}
     module = getattr(L.nn, cls)(*args, **kwargs)
     dtype = next((t.dtype for t in inputs if _floating(t)), None)
@@ -78,11 +80,12 @@ def P(name, shape, like):
 
 # ---- activations --------------------------------------------------------------------------------------
 def _no_inplace(k):
-    return {n: v for n, v in k.items() if n != "inplace"}
+    return {n: v for n, v in k.items() if n != "in_place"}
 
 
 def activation(cls, ref, domain="off", extra=None, inplace=True, base=None, **options):
-    """Samples: float32, float64, transposed; inplace=True (no gradcheck: it writes into the leaf). base: keywords
+    """Samples: float32, float64, transposed; in_place=True (the constructor's inplace=True; no gradcheck: it writes
+    into the leaf). base: keywords
     of every sample."""
     base = base or {}
 
@@ -91,7 +94,7 @@ def activation(cls, ref, domain="off", extra=None, inplace=True, base=None, **op
         samples = [S(d((2, 3)), **F32, **base), S(d((2, 3), "float64"), **base), S(d((3, 2), "float64", layout="T"), **base),
                    S(r.empty(), grad=False, **base)]
         if inplace:
-            samples.append(S(d((2, 3), "float64"), inplace=True, grad=False, **base))
+            samples.append(S(d((2, 3), "float64"), in_place=True, grad=False, **base))
         return samples + (extra(r) if extra else [])
     return module(cls, (), gen, ref=lambda x, **k: ref(x, **_no_inplace(k)), **options)
 
@@ -142,8 +145,8 @@ ACTIVATIONS = [
     activation("PReLU", _prelu, inplace=False,
                extra=lambda r: [S(r.off((2, 3, 2), "float64"), num_parameters=3), S(r.off((2, 3), "float64"), init=0.1)]),
     module("Threshold", (0.1, 20.0), lambda r: [S(r.off((2, 3)), **F32), S(r.off((2, 3), "float64")),
-                                                S(r.off((2, 3), "float64"), inplace=True, grad=False)],
-           ref=lambda x, inplace=False: np.where(x > 0.1, x, 20.0 + 0 * x)),
+                                                S(r.off((2, 3), "float64"), in_place=True, grad=False)],
+           ref=lambda x, in_place=False: np.where(x > 0.1, x, 20.0 + 0 * x)),
     module("GLU", (), lambda r: [S(r.real((2, 4)), **F32), S(r.real((4, 3), "float64"), dim=0)],
            ref=lambda x, dim=-1: np.split(x, 2, axis=dim)[0] * _sigmoid(np.split(x, 2, axis=dim)[1])),
     module("Softmax", (), lambda r: [S(r.real((2, 3)), dim=1, **F32), S(r.real((2, 3, 2), "float64"), dim=0)],
@@ -435,7 +438,7 @@ NORMS = [
 # ---- dropout: eval mode and p=0 are the identity; training statistics by Checks --------------------------
 def _dropout_samples(r):
     return [S(r.real((2, 3)), train=False), S(r.real((2, 3), "float64"), p=0.3, train=False),
-            S(r.real((2, 3), "float64"), p=0.0), S(r.real((2, 3), "float64"), p=0.5, inplace=True, train=False, grad=False)]
+            S(r.real((2, 3), "float64"), p=0.0), S(r.real((2, 3), "float64"), p=0.5, in_place=True, train=False, grad=False)]
 
 
 def _dropout_training(L, cls, p):
@@ -448,8 +451,11 @@ def _dropout_training(L, cls, p):
         assert abs(kept.mean() - (1 - p)) < 0.02 and np.allclose(y[kept], 1 / (1 - p))
     else:  # alpha dropout keeps a standard normal input's mean and variance
         assert abs(y.mean()) < 0.05 and abs(y.var() - 1) < 0.1 and (y != x.numpy()).any()
-        if cls == "FeatureAlphaDropout":  # whole channels (dim 1 of a 2-D input: single values) share one mask
-            pass
+    if cls == "FeatureAlphaDropout":  # a dropped channel is dropped whole: one constant value along its length
+        z = m(L.randn(50, 6, 8, dtype=L.float64)).numpy()
+        flat = z.std(axis=-1) < 1e-12
+        assert abs(flat.mean() - p) < 0.1, flat.mean()
+        assert np.allclose(z[flat], z[flat].flat[0])
     m.eval()
     assert np.array_equal(m(x).numpy(), x.numpy())
     return m.training
@@ -1012,7 +1018,24 @@ def _data_parallel(L):
     return [dp(x).detach().numpy().round(5).tolist(), sorted(dp.state_dict())]
 
 
+IN_PLACE = [("ReLU", ()), ("ReLU6", ()), ("ELU", (0.5,)), ("CELU", (2.0,)), ("SELU", ()), ("LeakyReLU", (0.2,)),
+            ("Hardtanh", (-0.5, 1.0)), ("Hardsigmoid", ()), ("Hardswish", ()), ("SiLU", ()), ("Mish", ()),
+            ("Threshold", (0.1, 20.0)), ("Dropout", (0.5,)), ("AlphaDropout", (0.5,)), ("FeatureAlphaDropout", (0.5,))]
+
+
+def _in_place(L):
+    """inplace=True: the module returns the very tensor it was given, changed (eval mode for the dropouts)."""
+    out = []
+    for cls, args in IN_PLACE:
+        x = L.tensor([[-1.5, -0.25, 0.5, 2.0]], dtype=L.float64)
+        y = getattr(L.nn, cls)(*args, inplace=True).eval()(x)
+        assert y is x, cls
+        out.append(x.numpy().round(9).tolist())
+    return out
+
+
 CLASSES = [
+    Check(["nn." + cls for cls, _ in IN_PLACE], _in_place),
     Check("nn.Sequential", _sequential), Check("nn.ModuleList", _module_list), Check("nn.ModuleDict", _module_dict),
     Check("nn.ParameterList", _parameter_list), Check("nn.ParameterDict", _parameter_dict), Check("nn.Module", _module),
     Check("nn.Parameter", _parameter), Check("nn.UninitializedParameter", _uninitialized),
