@@ -229,6 +229,7 @@ class Unflatten(Module):
 
 
 class AlphaDropout(Module):
+    # inplace is kept but not used, as PyTorch's module does (its F.alpha_dropout(inplace=True) does write in place)
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         self.p, self.inplace = p, inplace

@@ -128,10 +128,10 @@ class Dropout(Module):
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: probability p must be in [0, 1], got {p}")
-        self.p, self.inplace = p, inplace  # inplace is accepted; minigrad always returns a new tensor
+        self.p, self.inplace = p, inplace
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, inplace=self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"

@@ -1031,6 +1031,16 @@ def _in_place(L):
         y = getattr(L.nn, cls)(*args, inplace=True).eval()(x)
         assert y is x, cls
         out.append(x.numpy().round(9).tolist())
+    for cls in ("Dropout", "AlphaDropout", "FeatureAlphaDropout"):
+        # training: Dropout writes into x; PyTorch's alpha-dropout modules keep inplace but do not use it
+        L.manual_seed(0)
+        x = L.ones(4, 50, dtype=L.float64)
+        y = getattr(L.nn, cls)(0.5, inplace=True)(x)
+        out.append([cls, y is x, bool((x.numpy() != 1).any())])
+    for f in ("dropout", "alpha_dropout", "feature_alpha_dropout"):  # the functional forms write in place
+        x = L.ones(4, 50, 3, dtype=L.float64)
+        y = getattr(L.nn.functional, f)(x, 0.5, True, True)
+        out.append([f, y is x, bool((x.numpy() != 1).any())])
     return out
 
 
