@@ -380,9 +380,9 @@ def _lazy_linear(L, x, **k):
 
 # ---- normalizations -----------------------------------------------------------------------------------
 def _bn_ref(c):
-    def ref(x, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, train=True):
+    def ref(x, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, train=True, bias=True):
         training = train or not track_running_stats
-        w, b = (P("weight", (c,), x), P("bias", (c,), x)) if affine else (None, None)
+        w, b = (P("weight", (c,), x), P("bias", (c,), x) if bias else None) if affine else (None, None)
         return _batch_norm(x, P("running_mean", (c,), x), P("running_var", (c,), x), w, b, training, momentum, eps)
     return ref
 
@@ -390,14 +390,15 @@ def _bn_ref(c):
 def _bn_samples(shape_a, shape_b):
     return lambda r: [S(r.real(shape_a), **F32), S(r.real(shape_b, "float64"), eps=1e-2, momentum=0.5),
                       S(r.real(shape_a, "float64"), train=False), S(r.real(shape_b, "float64"), affine=False, train=False),
-                      S(r.real(shape_a, "float64"), track_running_stats=False, momentum=None, train=False)]
+                      S(r.real(shape_a, "float64"), track_running_stats=False, momentum=None, train=False),
+                      S(r.real(shape_b, "float64"), bias=False)]
 
 
 def _in_ref(c):
-    def ref(x, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, train=True):
+    def ref(x, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, train=True, bias=True):
         if track_running_stats and not train:
             return _batch_norm(x, P("running_mean", (c,), x), P("running_var", (c,), x), None, None, False, momentum, eps)
-        w, b = (P("weight", (c,), x), P("bias", (c,), x)) if affine else (None, None)
+        w, b = (P("weight", (c,), x), P("bias", (c,), x) if bias else None) if affine else (None, None)
         return _group_norm(x, c, w, b, eps)
     return ref
 
@@ -405,7 +406,8 @@ def _in_ref(c):
 def _in_samples(shape_a, shape_b):
     return lambda r: [S(r.real(shape_a), **F32), S(r.real(shape_b, "float64"), eps=1e-2, affine=True),
                       S(r.real(shape_a, "float64"), track_running_stats=True, momentum=0.3),
-                      S(r.real(shape_a, "float64"), track_running_stats=True, train=False)]
+                      S(r.real(shape_a, "float64"), track_running_stats=True, train=False),
+                      S(r.real(shape_b, "float64"), affine=True, bias=False)]
 
 
 NORMS = [
@@ -416,9 +418,10 @@ NORMS = [
     module("InstanceNorm2d", (3,), _in_samples((2, 3, 2, 2), (2, 3, 3, 2)), ref=_in_ref(3), rtol=1e-4, atol=1e-5),
     module("InstanceNorm3d", (3,), _in_samples((2, 3, 2, 2, 1), (2, 3, 1, 2, 2)), ref=_in_ref(3), rtol=1e-4, atol=1e-5),
     module("GroupNorm", (2, 4), lambda r: [S(r.real((2, 4, 3)), **F32), S(r.real((2, 4, 2, 2), "float64"), eps=1e-2),
-                                           S(r.real((2, 4), "float64"), affine=False)],
-           ref=lambda x, eps=1e-5, affine=True: _group_norm(x, 2, P("weight", (4,), x) if affine else None,
-                                                            P("bias", (4,), x) if affine else None, eps), rtol=1e-4, atol=1e-5),
+                                           S(r.real((2, 4), "float64"), affine=False), S(r.real((2, 4, 3), "float64"), bias=False)],
+           ref=lambda x, eps=1e-5, affine=True, bias=True: _group_norm(x, 2, P("weight", (4,), x) if affine else None,
+                                                                       P("bias", (4,), x) if affine and bias else None, eps),
+           rtol=1e-4, atol=1e-5),
     module("LayerNorm", ((3, 4),), lambda r: [S(r.real((2, 3, 4)), **F32), S(r.real((2, 3, 4), "float64"), eps=1e-2),
                                               S(r.real((3, 4), "float64"), elementwise_affine=False),
                                               S(r.real((2, 3, 4), "float64"), bias=False)],
@@ -889,7 +892,7 @@ STATE_DICTS = {
     "BatchNorm3d": lambda L: L.nn.BatchNorm3d(3, track_running_stats=False),
     "InstanceNorm1d": lambda L: L.nn.InstanceNorm1d(3, affine=True), "InstanceNorm2d": lambda L: L.nn.InstanceNorm2d(3, track_running_stats=True),
     "InstanceNorm3d": lambda L: L.nn.InstanceNorm3d(3, affine=True, track_running_stats=True),
-    "GroupNorm": lambda L: L.nn.GroupNorm(2, 4), "LayerNorm": lambda L: L.nn.LayerNorm([3, 4], bias=False),
+    "GroupNorm": lambda L: L.nn.GroupNorm(2, 4, bias=False), "BatchNorm1d_nobias": lambda L: L.nn.BatchNorm1d(3, bias=False), "LayerNorm": lambda L: L.nn.LayerNorm([3, 4], bias=False),
     "RMSNorm": lambda L: L.nn.RMSNorm(4), "RNN": lambda L: L.nn.RNN(3, 4, 2, bidirectional=True),
     "LSTM": lambda L: L.nn.LSTM(3, 4, bias=False), "GRU": lambda L: L.nn.GRU(3, 4, 2),
     "RNNBase": lambda L: L.nn.RNNBase("LSTM", 3, 4), "RNNCell": lambda L: L.nn.RNNCell(3, 4),
@@ -906,7 +909,7 @@ STATE_DICTS = {
 
 if "linear-ce-layout" not in FIXED_ON_OTHER_BRANCHES:  # PyTorch's layout: linear.weight, linear.bias, buffer weight
     STATE_DICTS["LinearCrossEntropyLoss"] = lambda L: L.nn.LinearCrossEntropyLoss(4, 5, bias=True, weight=L.ones(5))
-STATE_CHECKS = [Check("nn." + cls, _state(make)) for cls, make in STATE_DICTS.items()]
+STATE_CHECKS = [Check("nn." + cls.split("_")[0], _state(make)) for cls, make in STATE_DICTS.items()]
 
 
 def _lce_state_dict_loads(L):
