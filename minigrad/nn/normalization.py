@@ -156,8 +156,9 @@ class GroupNorm(Module):
 class RMSNorm(Module):
     """x / sqrt(mean(x^2) + eps) * weight over the last dims (weight = 1 to start; eps=None: machine epsilon)."""
 
-    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, dtype=None):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
         super().__init__()
+        _check_cpu(device, "RMSNorm")
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
         self.weight = _empty(*shape, dtype=dtype) if elementwise_affine else None

@@ -123,8 +123,10 @@ ACTIVATIONS = [
     activation("CELU", _celu, extra=lambda r: [S(r.off((2, 3), "float64"), alpha=2.0)]),
     activation("SELU", lambda x: SELU_SCALE * _elu(x, SELU_ALPHA)),
     activation("LeakyReLU", _leaky, extra=lambda r: [S(r.off((2, 3), "float64"), negative_slope=0.2)]),
-    activation("Hardtanh", lambda x, min_val=-1.0, max_val=1.0: np.clip(x, min_val, max_val),
-               extra=lambda r: [S(r.off((2, 3), "float64"), min_val=-0.5, max_val=2.0)]),
+    activation("Hardtanh", lambda x, min_val=-1.0, max_val=1.0, min_value=None, max_value=None: np.clip(
+        x, min_val if min_value is None else min_value, max_val if max_value is None else max_value),
+               extra=lambda r: [S(r.off((2, 3), "float64"), min_val=-0.5, max_val=2.0),
+                                S(r.off((2, 3), "float64"), min_value=-0.5, max_value=0.8)]),  # the deprecated spellings
     activation("Hardsigmoid", lambda x: np.clip(x / 6 + 0.5, 0, 1)),
     activation("Hardswish", lambda x: x * np.clip(x + 3, 0, 6) / 6),
     activation("Hardshrink", lambda x, lambd=0.5: np.where(np.abs(x) > lambd, x, 0 * x), inplace=False,
@@ -226,7 +228,9 @@ LOSSES = [
                                S(r.real((2, 4, 3), "float64"), r.ints((2, 3), low=0, high=4), reduction="none")],
          lambda x, t, **k: _nll(x, t, **k)),
     loss("NLLLoss2d", lambda r: [S(r.real((2, 3, 2, 2)), r.ints((2, 2, 2), low=0, high=3), **F32),
-                                 S(r.real((2, 3, 2, 2), "float64"), r.ints((2, 2, 2), low=0, high=3), reduction="sum")],
+                                 S(r.real((2, 3, 2, 2), "float64"), r.ints((2, 2, 2), low=0, high=3), reduction="sum"),
+                                 S(r.real((2, 3, 2, 2), "float64"), r.value([[[0, 1], [2, 1]], [[1, 1], [0, 2]]], "int64"),
+                                   weight=r.pos((3,), "float64"), ignore_index=1, const=(2,))],
          lambda x, t, **k: _nll(x, t, **k)),
     loss("CrossEntropyLoss", lambda r: [
         S(r.real((3, 4)), r.ints((3,), low=0, high=4), **F32),
@@ -295,7 +299,7 @@ LOSSES = [
 
 # ---- linear maps, lookups, shapes, distances ------------------------------------------------------------
 def _lin_ref(inf, outf):
-    return lambda x, bias=True: _linear(x, P("weight", (outf, inf), x), P("bias", (outf,), x) if bias else None)
+    return lambda x, bias=True, device=None: _linear(x, P("weight", (outf, inf), x), P("bias", (outf,), x) if bias else None)
 
 
 def _emb_ref(n, d):
@@ -311,7 +315,7 @@ def _pad_ref(mode, padding, value=None):
 
 LAYERS = [
     module("Linear", (3, 4), lambda r: [S(r.real((2, 3)), **F32), S(r.real((2, 3), "float64")),
-                                        S(r.real((2, 2, 3), "float64"), bias=False), S(r.real((3,), "float64"))],
+                                        S(r.real((2, 2, 3), "float64"), bias=False), S(r.real((3,), "float64"), device="cpu")],
            ref=_lin_ref(3, 4)),
     Fn("nn.LazyLinear", lambda L, x, **k: _fill(L, _lazy_linear(L, x, **k))(x),
        lambda r: [S(r.real((2, 3)), **F32), S(r.real((2, 3), "float64"), bias=False)], ref=_lin_ref(3, 4)),
@@ -424,13 +428,13 @@ NORMS = [
            rtol=1e-4, atol=1e-5),
     module("LayerNorm", ((3, 4),), lambda r: [S(r.real((2, 3, 4)), **F32), S(r.real((2, 3, 4), "float64"), eps=1e-2),
                                               S(r.real((3, 4), "float64"), elementwise_affine=False),
-                                              S(r.real((2, 3, 4), "float64"), bias=False)],
-           ref=lambda x, eps=1e-5, elementwise_affine=True, bias=True: _layer_norm(
+                                              S(r.real((2, 3, 4), "float64"), bias=False, device="cpu")],
+           ref=lambda x, eps=1e-5, elementwise_affine=True, bias=True, device=None: _layer_norm(
                x, (3, 4), P("weight", (3, 4), x) if elementwise_affine else None,
                P("bias", (3, 4), x) if elementwise_affine and bias else None, eps), rtol=1e-4, atol=1e-5),
     module("RMSNorm", ([4],), lambda r: [S(r.real((2, 4)), **F32), S(r.real((2, 3, 4), "float64"), eps=1e-2),
-                                         S(r.real((3, 4), "float64"), elementwise_affine=False)],
-           ref=lambda x, eps=None, elementwise_affine=True: _rms_norm(x, (4,), P("weight", (4,), x) if elementwise_affine
+                                         S(r.real((3, 4), "float64"), elementwise_affine=False, device="cpu")],
+           ref=lambda x, eps=None, elementwise_affine=True, device=None: _rms_norm(x, (4,), P("weight", (4,), x) if elementwise_affine
                                                                       else None, eps), rtol=1e-4, atol=1e-5),
     module("LocalResponseNorm", (2,), lambda r: [S(r.real((2, 4, 3)), **F32), S(r.real((2, 5, 3), "float64"), alpha=0.1, beta=0.5, k=2.0),
                                                  S(r.real((2, 4, 2, 2), "float64"))],
