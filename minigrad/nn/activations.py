@@ -1,5 +1,7 @@
 """The activation modules beyond ReLU, GELU, SiLU, Tanh and Sigmoid (layers.py): each holds its options,
 with PyTorch's names and defaults, and calls minigrad.nn.functional."""
+import warnings
+
 import numpy as np
 
 from .. import creation
@@ -54,8 +56,13 @@ class Mish(_Activation):
 
 
 class Hardtanh(_Activation):
-    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None, max_value=None):
         super().__init__(inplace)
+        if min_value is not None or max_value is not None:  # PyTorch's old spellings, deprecated as there
+            warnings.warn("Hardtanh: keyword arguments min_value and max_value are deprecated; use min_val and max_val",
+                          FutureWarning, stacklevel=2)
+            min_val = min_val if min_value is None else min_value
+            max_val = max_val if max_value is None else max_value
         if min_val > max_val:
             raise ValueError(f"Hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})")
         self.min_val, self.max_val = min_val, max_val
@@ -229,6 +236,7 @@ class Unflatten(Module):
 
 
 class AlphaDropout(Module):
+    # inplace is kept but not used, as PyTorch's module does (its F.alpha_dropout(inplace=True) does write in place)
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         self.p, self.inplace = p, inplace

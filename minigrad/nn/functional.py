@@ -32,11 +32,15 @@ log_softmax = _softmax.log_softmax
 
 
 def relu(input, inplace=False):
+    if inplace:  # written into input on the one in-place road, as relu_
+        return input._inplace_op("relu_", ops.relu)
     return ops.relu(input)
 
 
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
+    if inplace:
+        return _activation("silu", input, True, activations.silu)
     return activations.silu(input)
 
 
@@ -757,6 +761,8 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     then an affine map restores the moments (Klambauer et al., 2017)."""
     if not training or p == 0:
         return input
+    if inplace:
+        return input._inplace_op("alpha_dropout_", lambda t: alpha_dropout(t, p, training))
     if p == 1:
         return input * 0
     alpha_prime = -1.7580993408473766  # -scale * alpha of SELU
@@ -770,6 +776,8 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """alpha_dropout that drops whole channels (dim 1), the same mask over the rest."""
     if not training or p == 0:
         return input
+    if inplace:
+        return input._inplace_op("feature_alpha_dropout_", lambda t: feature_alpha_dropout(t, p, training))
     alpha_prime = -1.7580993408473766
     shape = input.shape[:2] + (1,) * (input.ndim - 2)
     keep = _random.default_generator().random(shape) >= p

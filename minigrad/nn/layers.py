@@ -15,14 +15,20 @@ def _empty(*shape, dtype=None):
     return Parameter(np.empty(shape, dtype=_dtype.get_default_dtype() if dtype is None else np.dtype(dtype)))
 
 
+def _check_cpu(device, name):
+    if device not in (None, "cpu"):
+        raise ValueError(f"{name}: minigrad runs on the CPU, got device={device!r}")
+
+
 class Linear(Module):
     """y = x W^T + b, W of shape (out_features, in_features).
 
     Initialised as PyTorch: W and b uniform on [-1/sqrt(in_features), 1/sqrt(in_features)].
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
+        _check_cpu(device, "Linear")
         self.in_features, self.out_features = in_features, out_features
         self.weight = _empty(out_features, in_features, dtype=dtype)
         self.bias = _empty(out_features, dtype=dtype) if bias else None
@@ -55,6 +61,10 @@ class Embedding(Module):
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError(f"Embedding: padding_idx {padding_idx} is outside [0, {num_embeddings})")
             padding_idx %= num_embeddings
+        if sparse:
+            raise NotImplementedError("Embedding: sparse=True (a sparse gradient) is not supported by minigrad; "
+                                      "its gradients are dense")
+        _check_cpu(device, "Embedding")
         self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, padding_idx
         self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = (max_norm, norm_type,
                                                                                scale_grad_by_freq, sparse)
@@ -97,8 +107,9 @@ class Embedding(Module):
 class LayerNorm(Module):
     """Normalise over the last dims to mean 0 and variance 1, then scale (weight=1) and shift (bias=0)."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
+        _check_cpu(device, "LayerNorm")
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
         self.weight = _empty(*shape, dtype=dtype) if elementwise_affine else None
@@ -121,10 +132,10 @@ class Dropout(Module):
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: probability p must be in [0, 1], got {p}")
-        self.p, self.inplace = p, inplace  # inplace is accepted; minigrad always returns a new tensor
+        self.p, self.inplace = p, inplace
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, inplace=self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
@@ -155,7 +166,7 @@ class Flatten(Module):
 
 
 class _Activation(Module):
-    """An elementwise activation; `inplace` is accepted as in PyTorch, and a new tensor returned."""
+    """An elementwise activation; inplace=True writes the result into the input and returns it, as PyTorch."""
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -167,14 +178,14 @@ class _Activation(Module):
 
 class ReLU(_Activation):
     def forward(self, x):
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
 
 
 class SiLU(_Activation):
     """x * sigmoid(x)."""
 
     def forward(self, x):
-        return F.silu(x)
+        return F.silu(x, inplace=self.inplace)
 
 
 class Tanh(Module):

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import dtype as _dtype
 from ..errors import ShapeError
+from ..ops.join import cat
 from ..tensor import Tensor
 
 
@@ -54,6 +55,8 @@ def sdpa_mask(attn_mask, key_padding_mask, batch, num_heads, tgt_len, src_len, e
     masks = []
     if attn_mask is not None:
         array = _array(attn_mask, "attn_mask", op)
+        if isinstance(attn_mask, Tensor) and attn_mask.requires_grad:
+            array = attn_mask  # a learned float mask (an attention bias): kept a Tensor, so it gets its gradient
         if array.shape == (tgt_len, src_len):
             masks.append(array)  # (T, S): the same for every sequence and head
         elif array.shape == (batch * num_heads, tgt_len, src_len):
@@ -73,7 +76,7 @@ def sdpa_mask(attn_mask, key_padding_mask, batch, num_heads, tgt_len, src_len, e
     if not masks:
         return None
     if extra_keys:  # the appended keys are never masked: pad with "allowed"
-        masks = [np.concatenate([m, np.zeros(m.shape[:-1] + (extra_keys,), dtype=m.dtype)], axis=-1) for m in masks]
+        masks = [_pad_keys(m, extra_keys) for m in masks]
     if all(m.dtype == np.bool_ for m in masks):
         # the polarity flip: True = masked out becomes True = may attend
         allowed = ~masks[0]
@@ -82,7 +85,17 @@ def sdpa_mask(attn_mask, key_padding_mask, batch, num_heads, tgt_len, src_len, e
         return allowed
     # a float mask among them: as PyTorch, turn a bool one into -inf where True, and add them up
     additive = [np.where(m, -np.inf, 0.0) if m.dtype == np.bool_ else m for m in masks]
+    additive.sort(key=lambda m: not isinstance(m, Tensor))  # a learned mask first: the sum stays in its graph
     total = additive[0]
     for m in additive[1:]:
         total = total + m
     return total
+
+
+def _pad_keys(mask, extra_keys):
+    """The mask with `extra_keys` allowed keys appended along its last dim (0 in a float mask, False in a
+    bool one); a Tensor stays a Tensor."""
+    zeros = np.zeros(tuple(mask.shape[:-1]) + (extra_keys,), dtype=mask.dtype)
+    if isinstance(mask, Tensor):
+        return cat([mask, Tensor._make(zeros)], dim=-1)
+    return np.concatenate([mask, zeros], axis=-1)

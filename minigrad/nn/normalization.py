@@ -12,16 +12,23 @@ from .layers import _empty
 from .module import Module
 
 
-class _NormBase(Module):
-    """Per-channel weight (1) and bias (0) when affine; running_mean (0), running_var (1) and
-    num_batches_tracked buffers when track_running_stats."""
+def _check_cpu(device, name):
+    if device not in (None, "cpu"):
+        raise ValueError(f"{name}: minigrad runs on the CPU, got device={device!r}")
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, dtype=None):
+
+class _NormBase(Module):
+    """Per-channel weight (1) and bias (0) when affine (no bias when bias=False); running_mean (0), running_var (1)
+    and num_batches_tracked buffers when track_running_stats."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, bias=True):
         super().__init__()
+        _check_cpu(device, type(self).__name__)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = _empty(num_features, dtype=dtype) if affine else None
-        self.bias = _empty(num_features, dtype=dtype) if affine else None
+        self.bias = _empty(num_features, dtype=dtype) if affine and bias else None
         if track_running_stats:
             dt = _dtype.get_default_dtype() if dtype is None else np.dtype(dtype)
             self.register_buffer("running_mean", Tensor._make(np.zeros(num_features, dt)))
@@ -44,7 +51,8 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, x):
         if x.ndim not in self._input_dims:
@@ -92,8 +100,9 @@ class BatchNorm3d(_BatchNorm):
 
 
 class _InstanceNorm(_NormBase):
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def forward(self, x):
         batched = self._input_dims[-1]
@@ -124,16 +133,18 @@ class InstanceNorm3d(_InstanceNorm):
 class GroupNorm(Module):
     """Input (N, C, ...): each sample normalised over groups of C / num_groups channels; per-channel affine."""
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, dtype=None):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__()
+        _check_cpu(device, "GroupNorm")
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         self.weight = _empty(num_channels, dtype=dtype) if affine else None
-        self.bias = _empty(num_channels, dtype=dtype) if affine else None
+        self.bias = _empty(num_channels, dtype=dtype) if affine and bias else None
         if affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, x):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
@@ -145,8 +156,9 @@ class GroupNorm(Module):
 class RMSNorm(Module):
     """x / sqrt(mean(x^2) + eps) * weight over the last dims (weight = 1 to start; eps=None: machine epsilon)."""
 
-    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, dtype=None):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
         super().__init__()
+        _check_cpu(device, "RMSNorm")
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
         self.weight = _empty(*shape, dtype=dtype) if elementwise_affine else None

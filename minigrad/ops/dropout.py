@@ -33,13 +33,16 @@ class Dropout(Function, arrays=True):
     jvp = staticmethod(linear_jvp)  # linear: d(x keep / (1 - p)) = dx keep / (1 - p), the forward on the tangent
 
 
-def dropout(input, p=0.5, training=True):
-    """Zero each element with probability p and scale the rest by 1 / (1 - p); identity when not training."""
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p); identity when not training.
+    inplace=True writes the result into input (on the one in-place road) and returns it."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability p must be in [0, 1], got {p}")
     require_floating(input, "dropout")
     if not training or p == 0.0:
         return input
+    if inplace:
+        return input._inplace_op("dropout_", lambda t: dropout(t, p, training))
     if p == 1.0:
         return input * 0.0
     return Dropout.apply(input, _keep_mask(input.shape, p), p)

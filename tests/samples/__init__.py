@@ -72,10 +72,11 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 # The families, one module each.
 FAMILIES = ("pointwise", "binary", "reductions", "shape_ops", "indexing", "matmul", "creation", "torch_nn_ops",
-            "tensor_attrs", "misc", "linalg", "nn_functional", "convolution", "pooling", "resampling")
+            "tensor_attrs", "misc", "linalg", "nn_functional", "convolution", "pooling", "resampling",
+            "nn_modules", "vision_modules")
 
 # Namespaces of docs/coverage.json whose every present name must have an entry (one line per namespace).
-CHECKED_NAMESPACES = ("torch", "Tensor", "linalg", "nn.functional")
+CHECKED_NAMESPACES = ("torch", "Tensor", "linalg", "nn.functional", "nn")
 
 # Behaviours being fixed on another branch while the table is built beside them: their samples carry
 # pending="tag" and are left out while the tag is here. Empty on main: every such sample runs.

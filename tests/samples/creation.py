@@ -7,7 +7,7 @@ changed. References: NumPy.
 """
 import numpy as np
 
-from . import DT, FIXED_ON_OTHER_BRANCHES, Check, Fn, Op, S
+from . import DT, Check, Fn, Op, S
 
 
 def _filled(value):
@@ -63,9 +63,8 @@ def _fill_check(method, *args, low=None, high=None, integral=False, **kwargs):
             assert values.max() <= high
         if integral:
             assert np.array_equal(values, np.round(values))
-        if "random-fill-nonleaf" not in FIXED_ON_OTHER_BRANCHES:  # PyTorch fills a non-leaf tensor too
-            z = L.zeros(200, requires_grad=True) * 2
-            assert getattr(z, method)(*args, **kwargs) is z and len(np.unique(z.detach().numpy())) > 1
+        z = L.zeros(200, requires_grad=True) * 2  # PyTorch fills a non-leaf tensor too
+        assert getattr(z, method)(*args, **kwargs) is z and len(np.unique(z.detach().numpy())) > 1
         return tuple(x.shape)
     return check
 
