@@ -239,7 +239,7 @@ def _walk(root, gradient, retain_graph, create_graph, inputs):
         grad = grads.pop(id(tensor), None)
         if grad is None:
             continue
-        if tensor._hooks:  # every contribution has arrived: the gradient is complete (run_hooks, below)
+        if tensor._hooks:  # every contribution has arrived: the gradient is complete (run_hooks, above)
             grad = run_hooks(tensor, grad)
         node = tensor.grad_fn
         if stop is not None and id(tensor) in stop:  # autograd.grad's inputs: the walk ends here

@@ -30,8 +30,8 @@ class Lines:
 # (label, file, what to read: None for all of it, a Lines range, or a tuple of definitions)
 PATH = [
     ("1", "minigrad/tensor.py", Lines("class Tensor", "    # ---- attributes")),
-    ("2", "minigrad/function.py", ("Function.__init__", "Function.save_for_backward", "Function.apply", "_collect",
-                                   "_link")),
+    ("2", "minigrad/function.py", ("node_class", "Function.__init__", "Function.save_for_backward", "Function.apply",
+                                   "_collect", "_link")),
     ("3", "minigrad/engine.py", ("__doc__", "topological_order", "backward", "_walk", "_run_backward",
                                  "_as_input_gradient", "sum_to_shape", "broadcast_axes", "_accumulate")),
     ("4", "minigrad/ops/elementwise.py", ("__doc__", "Add", "Sub", "Mul", "Div")),
@@ -43,7 +43,7 @@ PATH = [
     ("10", "minigrad/tensor_methods.py", ("__doc__", "_ufuncs", "_functions", "array_ufunc", "array_function",
                                           "_in_graph", "_plain")),
     ("11", "minigrad/function.py", ("Function.backward_recorded", "lift", "replay_composite")),
-    ("12", "minigrad/composites/__init__.py", ("__doc__", "composite")),
+    ("12", "minigrad/composites/__init__.py", ("composite",)),
     ("13", "minigrad/composites/softmax.py", None),
     ("14", "minigrad/composites/attention.py", ("__doc__", "scaled_dot_product_attention",
                                                 "scaled_dot_product_attention_with_weights")),
