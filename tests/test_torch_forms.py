@@ -31,7 +31,7 @@ MODULES = {
     "allocator", "amp", "autograd", "backends", "compiler", "composites", "cpu", "creation", "cuda", "determinism",
     "distributed", "dtype", "engine", "errors", "func", "function", "grad_mode", "import_alias", "jit", "kernels",
     "linalg", "nn", "onnx", "ops", "optim", "random", "serialization", "size", "tensor_methods", "torch_compat",
-    "utils", "views",
+    "utils", "views", "viz",
 }
 
 

@@ -83,6 +83,7 @@ def _defaults(L):
         L.set_default_dtype(L.float32)
     assert str(L.get_default_device()) == "cpu"
     L.set_default_device("cpu")
+    L.set_default_device(None)  # (PyTorch's "cpu" stays a function mode that turns off nn.Transformer's fast path)
     precision = L.get_float32_matmul_precision()
     L.set_float32_matmul_precision("high")
     assert L.get_float32_matmul_precision() == "high"
