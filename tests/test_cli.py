@@ -212,10 +212,10 @@ def test_a_missing_default_checkpoint_says_train_it_first(tiny_copy, capsys):
 def test_a_missing_checkpoint_named_by_task_says_how_to_train_it_there(tiny_copy, capsys):
     status, _, err = run(capsys, "eval", "--checkpoint", "runs/copy.npz")
     assert status == 1 and "there is no checkpoint at runs/copy.npz: train it first with `minigrad train copy` " \
-                           "(about 19 seconds)" in err
+                           "(about 8 seconds)" in err
     status, _, err = run(capsys, "translate", "0123456789", "--checkpoint", "elsewhere/reverse.npz")
     assert status == 1 and err.endswith("train it first with `minigrad train reverse --out elsewhere/reverse.npz` "
-                                        "(about 24 seconds)\n")
+                                        "(about 8 seconds)\n")
     status, _, err = run(capsys, "translate", "0123456789", "--checkpoint", "my model.npz")
     assert status == 1
     (command,) = suggested(err)
