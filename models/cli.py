@@ -45,7 +45,7 @@ from .training import (
 from .transformer import beam_search, greedy_decode
 
 # How long `minigrad train TASK` takes with its defaults: docs/cli.md's "Measured" table (2-core CPU)
-TRAINING_TIME = {"copy": "about 8 seconds", "reverse": "about 8 seconds", "dates": "about 5 minutes",
+TRAINING_TIME = {"copy": "about 8 seconds", "reverse": "about 8 seconds", "dates": "about 3 minutes",
                  "addition": "about 3 minutes"}
 
 

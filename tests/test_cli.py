@@ -205,7 +205,7 @@ def test_a_missing_default_checkpoint_says_train_it_first(tiny_copy, capsys):
     status, out, err = run(capsys, "translate", "22 Nov 2026")
     assert status == 1 and out == ""
     assert err == ("minigrad translate: there is no checkpoint at runs/dates.npz (the default --checkpoint: the "
-                   "dates model): train it first with `minigrad train dates` (about 5 minutes), or name another "
+                   "dates model): train it first with `minigrad train dates` (about 3 minutes), or name another "
                    "model with --checkpoint\n")
 
 
