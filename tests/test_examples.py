@@ -39,7 +39,7 @@ def test_fit_curve_brings_the_error_down():
 def test_spirals_reaches_the_accuracy_the_readme_states():
     out = run_example("spirals.py")
     accuracy = float(re.search(r"accuracy on \d+ held-out points: ([0-9.]+)%", out).group(1))
-    assert accuracy >= 95.0  # the README: "95% or more held out"
+    assert accuracy >= 95.0  # the README says 98.0% held out; 95% leaves room for another machine's BLAS
 
 
 def test_the_vision_transformer_learns_the_strokes_and_its_explore_page_opens_the_patch_embedding(tmp_path):
