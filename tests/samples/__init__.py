@@ -36,6 +36,7 @@ object is passed), and lists/tuples of T become lists/tuples of tensors. S's opt
     gradgrad=True     run gradgradcheck on this sample (by default only the entry's first differentiable one)
     const=(1,)        positions of float tensors that must not require grad (targets, masks)
     refused="regex"   minigrad refuses this call on purpose: it must raise with a message matching regex
+    forward="regex"   forward mode is refused for this sample: NotImplementedError matching regex (a tangent not defined)
     error=True        bad input: both libraries must raise (RuntimeError/ValueError/TypeError/IndexError)
     pending="tag"     a behaviour being fixed on another branch: left out while tag is in
                       FIXED_ON_OTHER_BRANCHES (or NOT_YET_FIXED: defects found and recorded)
@@ -138,7 +139,7 @@ class DT:
 class S:
     """One call: positional and keyword arguments, and the options listed in the module docstring."""
 
-    OPTIONS = ("grad", "gradgrad", "const", "refused", "error", "pending", "noref", "rtol", "atol", "inplace")
+    OPTIONS = ("grad", "gradgrad", "const", "refused", "error", "pending", "noref", "rtol", "atol", "inplace", "forward")
 
     def __init__(self, *args, **kwargs):
         self.options = {k: kwargs.pop(k) for k in self.OPTIONS if k in kwargs}

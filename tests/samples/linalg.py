@@ -219,7 +219,7 @@ ENTRIES = [
     # ---- factorizations, through what is unique ----------------------------------------------------
     Fn("linalg.qr", lambda L, a, *m: (lambda q, r_: (q @ r_, L.abs(r_.diagonal(dim1=-2, dim2=-1)), q.shape, r_.shape))(
            *L.linalg.qr(a, *m)),
-       lambda r: [S(r.real((4, 3))), S(r.real((4, 3), "float64"), "complete", grad=False), S(r.real((3, 4), "float64"), "reduced"),
+       lambda r: [S(r.real((4, 3))), S(r.real((4, 3), "float64"), "complete", grad=False), S(r.real((3, 4), "float64"), "reduced", forward="rows >= columns"),
                   S(r.real((2, 4, 3), "float64"))],
        ref=lambda a, *m: (a, np.abs(np.diagonal(NP.qr(a, *m)[1], axis1=-2, axis2=-1)),
                           NP.qr(a, *m)[0].shape, NP.qr(a, *m)[1].shape), rtol=1e-4, atol=1e-5),
@@ -236,7 +236,7 @@ ENTRIES = [
                            NP.svd(a, full_matrices=False)[2].shape), rtol=1e-4, atol=1e-5),
     Fn("linalg.svd", lambda L, a: (lambda u, s, vh: (u.shape, s, vh.shape))(
            *L.linalg.svd(a, full_matrices=True)),
-       lambda r: [S(r.distinct((4, 3), "float64"))],
+       lambda r: [S(r.distinct((4, 3), "float64"), forward="full U or V")],
        ref=lambda a: ((4, 4), NP.svd(a, compute_uv=False), (3, 3))),
     Op("svdvals", lambda r: [S(r.distinct((3, 3))), S(r.distinct((4, 3), "float64")), S(r.distinct((2, 3, 4), "float64"))],
        names=["linalg.svdvals"], ref=lambda a: NP.svd(a, compute_uv=False), rtol=1e-4),

@@ -135,7 +135,7 @@ ENTRIES = [
        ref=lambda a, some=True: (a, np.abs(np.linalg.qr(a, "reduced" if some else "complete")[1])), gradgrad=False),
     # the singular values (U and V are unique only up to signs)
     Fn(["torch.svd", "Tensor.svd"], lambda L, a, **k: (L.svd(a, **k) if k else a.svd())[1],
-       lambda r: [S(r.real((3, 2))), S(r.real((2, 3), "float64"), some=False),
+       lambda r: [S(r.real((3, 2))), S(r.real((2, 3), "float64"), some=False, forward="full U or V"),
                   S(r.real((3, 2), "float64"), compute_uv=False, grad=False)],
        ref=lambda a, **k: np.linalg.svd(a, compute_uv=False), gradgrad=False),
     Op("matrix_power", lambda r: [S(r.real((3, 3)), 2), S(r.real((2, 3, 3), "float64"), 3),
