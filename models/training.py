@@ -325,7 +325,8 @@ class Trainer:
                         bar.update(loss, token_accuracy)
                         if interrupt.requested:  # Ctrl-C or SIGTERM: stop between steps, save a consistent state
                             if checkpoint:
-                                self.save(checkpoint)
+                                with _critical():  # a second signal now waits for the save (a few ms)
+                                    self.save(checkpoint)
                             raise KeyboardInterrupt
                         if tc.eval_every and self.step % tc.eval_every == 0 and self.step < tc.steps:
                             accuracy = self._evaluate_and_keep()
