@@ -38,8 +38,6 @@ object is passed), and lists/tuples of T become lists/tuples of tensors. S's opt
     refused="regex"   minigrad refuses this call on purpose: it must raise with a message matching regex
     forward="regex"   forward mode is refused for this sample: NotImplementedError matching regex (a tangent not defined)
     error=True        bad input: both libraries must raise (RuntimeError/ValueError/TypeError/IndexError)
-    pending="tag"     a behaviour being fixed on another branch: left out while tag is in
-                      FIXED_ON_OTHER_BRANCHES (or NOT_YET_FIXED: defects found and recorded)
     noref=True        the entry's reference does not cover this sample (it is compared with PyTorch only)
     rtol=, atol=      tolerances for this sample
     inplace=False     do not try the entry's in-place forms on this sample
@@ -79,15 +77,10 @@ FAMILIES = ("pointwise", "binary", "reductions", "shape_ops", "indexing", "matmu
 # Namespaces of docs/coverage.json whose every present name must have an entry (one line per namespace).
 CHECKED_NAMESPACES = ("torch", "Tensor", "linalg", "nn.functional", "nn")
 
-# Behaviours being fixed on another branch while the table is built beside them: their samples carry
-# pending="tag" and are left out while the tag is here. Empty on main: every such sample runs.
-FIXED_ON_OTHER_BRANCHES = set()
-
-# Defects the table found and left for a later fix: their samples are left out likewise. (Two more are
-# written down where they would be checked, tests/samples/misc.py: minigrad.dtype is its dtype module, not the
-# class of its dtypes, which have no is_floating_point / is_signed; torch.Tensor(2, 3) (a shape) and
-# torch.Tensor([[1, 2]]) (float32 from integers) differ from PyTorch's legacy constructor.)
-NOT_YET_FIXED = set()
+# Differences the table found and left, written down where they would be checked (tests/samples/misc.py):
+# minigrad.dtype is its dtype module, not the class of its dtypes, which have no is_floating_point /
+# is_signed; torch.Tensor(2, 3) (a shape) and torch.Tensor([[1, 2]]) (float32 from integers) differ from
+# PyTorch's legacy constructor. Every sample of the table runs.
 
 
 # ---- sample values ---------------------------------------------------------------------------------
@@ -139,7 +132,7 @@ class DT:
 class S:
     """One call: positional and keyword arguments, and the options listed in the module docstring."""
 
-    OPTIONS = ("grad", "gradgrad", "const", "refused", "error", "pending", "noref", "rtol", "atol", "inplace", "forward")
+    OPTIONS = ("grad", "gradgrad", "const", "refused", "error", "noref", "rtol", "atol", "inplace", "forward")
 
     def __init__(self, *args, **kwargs):
         self.options = {k: kwargs.pop(k) for k in self.OPTIONS if k in kwargs}
@@ -267,10 +260,9 @@ class Entry:
         return self.names[0] if self.names else "?"
 
     def samples(self):
-        """The entry's samples, less those of behaviours still being fixed elsewhere."""
+        """The entry's samples (made once, from a generator seeded by the entry's name)."""
         if self._samples is None:
-            made = self.gen(Maker(_seed(self.id))) if self.gen else []
-            self._samples = [s for s in made if s.get("pending") not in FIXED_ON_OTHER_BRANCHES | NOT_YET_FIXED]
+            self._samples = self.gen(Maker(_seed(self.id))) if self.gen else []
         return self._samples
 
     def __repr__(self):
