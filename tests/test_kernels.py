@@ -120,3 +120,21 @@ def test_every_composite_has_a_second_order_case():
         sys.setprofile(None)
     missing = sorted(definitions[c] for c in set(definitions) - called)
     assert not missing, f"no case reaches the composites {missing}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_arg_extreme_is_numpys_argmax_and_argmin_along_any_dim(dtype):
+    """kernels.rowwise.arg_extreme (max(dim)'s index along a short middle dim, taken from the max itself)
+    gives NumPy's argmax/argmin: the first of tied places, -0.0 tied with 0.0, NaN first where there is one."""
+    from minigrad.kernels.rowwise import arg_extreme
+    rng = np.random.default_rng(1)
+    for shape, dim in [((64, 6, 4, 50), 2), ((40, 5, 30, 4), -2), ((50, 4, 100), 1), ((10, 3, 200), 0), ((3, 5, 7), 1)]:
+        x = rng.integers(-3, 3, shape).astype(dtype)  # many ties
+        if dtype != np.int64:
+            x[(0,) * len(shape)] = -0.0
+            y = x.copy()
+            y[(1,) * len(shape)] = np.nan
+        for values in ([x] if dtype == np.int64 else [x, y]):
+            for smallest in (False, True):
+                expected = (np.argmin if smallest else np.argmax)(values, axis=dim, keepdims=True)
+                np.testing.assert_array_equal(arg_extreme(values, dim, smallest), expected)

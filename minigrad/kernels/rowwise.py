@@ -63,3 +63,26 @@ def shifted_exp(x, dim, keep_shifted=True):
         exps = np.exp(shifted, out=None if keep_shifted else shifted)
         total = sum_along(exps, dim)
     return (shifted if keep_shifted else None), exps, total
+
+
+def arg_extreme(x, dim, smallest=False):
+    """np.argmax (argmin) of x along dim, keepdims: the first place of the largest (smallest) value.
+
+    Along a short dim that is not the last (a max pool's window of 4 in (N, C, K, L)), NumPy's argmax is
+    about 20x its max (1.47 ms against 0.08 ms for a LeNet pool). There the index comes from the max
+    itself: the extreme found first, then each place compared with it from the last to the first, so
+    that the first of tied places wins as with argmax. NaN (which argmax picks first) goes to NumPy.
+    """
+    size = x.shape[dim]
+    if dim in (-1, x.ndim - 1) or size > 16 or x.size < 4096 or x.dtype.kind not in "fiu":
+        return (np.argmin if smallest else np.argmax)(x, axis=dim, keepdims=True)
+    extreme = (x.min if smallest else x.max)(axis=dim, keepdims=True)
+    if x.dtype.kind == "f" and np.isnan(extreme).any():
+        return (np.argmin if smallest else np.argmax)(x, axis=dim, keepdims=True)
+    index = np.full(extreme.shape, size - 1, dtype=np.intp)
+    before = (slice(None),) * (dim % x.ndim)
+    equal = np.empty(extreme.shape, dtype=bool)
+    for k in range(size - 2, -1, -1):
+        np.equal(x[before + (slice(k, k + 1),)], extreme, out=equal)  # a view of place k, no copy
+        np.copyto(index, k, where=equal)
+    return index
