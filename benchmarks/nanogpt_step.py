@@ -13,6 +13,10 @@ batches: their first losses must agree to 1e-4 relative before any figure is pri
 iteration is what nanoGPT's train.py times: forward, backward, clipping, step, zero_grad and the
 next batch.
 
+`--profile` prints where one library's iteration goes instead: for minigrad the time of each op's
+forward and backward (a timer around every Function's forward and backward), for PyTorch its
+profiler's self time per aten op; both per iteration, on the threads the library chooses.
+
 `--cores all` runs each process with the threads its library chooses on every core; `--cores one`
 pins both to core 0 with `taskset` (each library then sees one core and uses one thread). The
 libraries alternate within each round; each figure is the median ms/iter over the rounds (each
@@ -32,8 +36,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def child(library, iters):
-    """One process: build the GPT against `library`, train, print a JSON line of figures."""
+def child(library, iters, profile=False):
+    """One process: build the GPT against `library`, train, print a JSON line of figures (or, with
+    profile, the time per op)."""
     import resource
 
     import numpy as np
@@ -60,6 +65,25 @@ def child(library, iters):
         return x, y
 
     X, Y = get_batch()
+    if profile:
+        parts = dict.fromkeys(["forward", "batch", "backward", "clip", "step + zero_grad"], 0.0)
+
+        def step():
+            nonlocal X, Y
+            t0 = time.perf_counter()
+            logits, loss = model(X, Y)
+            t1 = time.perf_counter()
+            X, Y = get_batch()
+            t2 = time.perf_counter()
+            loss.backward()
+            t3 = time.perf_counter()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            t4 = time.perf_counter()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            for part, seconds in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, time.perf_counter() - t4)):
+                parts[part] += seconds
+        return print_profile(library, step, iters, parts)
     times, losses = [], []
     t0 = time.perf_counter()
     for _ in range(iters + 5):
@@ -78,6 +102,57 @@ def child(library, iters):
                       "first_loss": losses[0], "last_loss": losses[-1], "machine": machine.describe(library)}))
 
 
+def print_profile(library, step, iters, parts):
+    for _ in range(5):
+        step()
+    for part in parts:
+        parts[part] = 0.0
+    if library == "torch":
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            start = time.perf_counter()
+            for _ in range(iters):
+                step()
+            seconds = time.perf_counter() - start
+        rows = [(event.self_cpu_time_total / 1000 / iters, event.key) for event in prof.key_averages()]
+    else:
+        import collections
+
+        import minigrad as mg
+        spent = collections.Counter()
+
+        def timed(cls, method):
+            original = cls.__dict__[method].__func__
+
+            def run(*args, **kwargs):
+                start = time.perf_counter()
+                try:
+                    return original(*args, **kwargs)
+                finally:
+                    spent[f"{cls.__name__}.{method}"] += time.perf_counter() - start
+            setattr(cls, method, staticmethod(run))
+
+        todo = [mg.Function]
+        while todo:
+            cls = todo.pop()
+            todo.extend(cls.__subclasses__())
+            for method in ("forward", "backward"):
+                if isinstance(cls.__dict__.get(method), staticmethod):
+                    timed(cls, method)
+        start = time.perf_counter()
+        for _ in range(iters):
+            step()
+        seconds = time.perf_counter() - start
+        rows = [(total * 1000 / iters, name) for name, total in spent.items()]
+    print(machine.describe(library))
+    print(f"{library}: {1000 * seconds / iters:.1f} ms per iteration while profiled: "
+          + ", ".join(f"{part} {1000 * total / iters:.1f}" for part, total in parts.items())
+          + "; ms per iteration by op (an op that calls others counts their time too):")
+    for ms, name in sorted(rows, reverse=True)[:20]:
+        print(f"{ms:8.2f}  {name}")
+
+
 def run(library, iters, pin):
     command = [sys.executable, os.path.abspath(__file__), "--child", library, "--iters", str(iters)]
     if pin:
@@ -94,10 +169,15 @@ def main():
     parser.add_argument("--libraries", nargs="+", default=["minigrad", "torch"], choices=["minigrad", "torch"])
     parser.add_argument("--iters", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--profile", action="store_true", help="where the time goes, op by op (see above)")
     parser.add_argument("--child", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child(args.child, args.iters)
+    if args.profile:
+        for library in args.libraries:
+            child(library, args.iters, profile=True)
+        return
     print(machine.describe(), flush=True)
     print(f"nanoGPT CPU settings (4 layers, 4 heads, 128 wide, block 64, batch 12); {args.iters} iterations "
           f"per run (median after 5 warm-up), {args.repeats} round(s), libraries alternating", flush=True)
