@@ -50,6 +50,12 @@ CASES = {
     "tiled max pool (max_pool2d 2x2)": (lambda x: F.max_pool2d(x, 2), [normal(2, 3, 6, 7, seed=18)]),
     "tiled max pool (max_pool3d)": (lambda x: F.max_pool3d(x, (2, 1, 3)), [normal(2, 2, 4, 3, 7, seed=19)]),
     "im2col (max_pool1d)": (lambda x: F.max_pool1d(x, 3, 2, padding=1, ceil_mode=True), [normal(2, 3, 9, seed=16)]),
+    "attention (no mask: kernels/attention.py)": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        [normal(2, 3, 5, 4, seed=20), normal(2, 3, 6, 4, seed=21), normal(2, 3, 6, 2, seed=22)]),
+    "attention (no mask, a scale, 3-D)": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3),
+        [normal(2, 5, 4, seed=23), normal(2, 5, 4, seed=24), normal(2, 5, 3, seed=25)]),
     # no kernel stands in for these: the value and gradient compared are the composition's both times,
     # and the second derivative is checked all the same, as the coverage test below asks of every composite
     "logsumexp": (lambda x: x.logsumexp(1), [normal(5, 6, scale=3)]),
@@ -188,3 +194,18 @@ def _nodes(node, seen=None):
         return []
     seen.add(id(node))
     return [node] + [m for child, _ in getattr(node, "next_functions", ()) for m in _nodes(child, seen)]
+
+
+def test_the_attention_kernel_keeps_no_attention_matrix_for_backward():
+    """kernels/attention.Attention (attention without a mask or dropout, as in a Transformer layer's
+    self-attention with need_weights=False) keeps Q, K, V and recomputes the (T, S) weights in backward."""
+    q, k, v = normal(2, 3, 5, 4, seed=26), normal(2, 3, 7, 4, seed=27), normal(2, 3, 7, 2, seed=28)
+    node = F.scaled_dot_product_attention(q, k, v).grad_fn
+    assert node.name() == "ScaledDotProductFlashAttentionForCpuBackward0"
+    assert [tuple(a.shape) for a in node.saved_tensors] == [(2, 3, 5, 4), (2, 3, 7, 4), (2, 3, 7, 2)]
+    attention = mg.nn.MultiheadAttention(8, 2, batch_first=True)
+    x = normal(2, 5, 8, seed=29)
+    out, _ = attention(x, x, x, need_weights=False)
+    assert any(n.name() == "ScaledDotProductFlashAttentionForCpuBackward0" for n in _nodes(out.grad_fn))
+    with_weights, weights = attention(x, x, x)  # the weights asked for: the composition, the same output
+    np.testing.assert_allclose(out.detach().numpy(), with_weights.detach().numpy(), rtol=1e-12, atol=1e-14)
