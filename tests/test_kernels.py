@@ -209,3 +209,22 @@ def test_the_attention_kernel_keeps_no_attention_matrix_for_backward():
     assert any(n.name() == "ScaledDotProductFlashAttentionForCpuBackward0" for n in _nodes(out.grad_fn))
     with_weights, weights = attention(x, x, x)  # the weights asked for: the composition, the same output
     np.testing.assert_allclose(out.detach().numpy(), with_weights.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_col2im_gives_the_same_bits_on_any_number_of_threads():
+    """kernels/convolution's col2im cuts large work by images among the threads: each image gets the same
+    adds in the same order, so conv2d's input gradient is the same bits on 1 thread and on 2."""
+    before = mg.get_num_threads()
+    x = mg.tensor(np.random.default_rng(30).standard_normal((16, 6, 14, 14)).astype(np.float32), requires_grad=True)
+    w = mg.tensor(np.random.default_rng(31).standard_normal((16, 6, 5, 5)).astype(np.float32))
+    upstream = mg.tensor(np.random.default_rng(32).standard_normal((16, 16, 10, 10)).astype(np.float32))
+    grads = []
+    try:
+        for n in (1, 2):
+            mg.set_num_threads(n)
+            x.grad = None
+            (F.conv2d(x, w) * upstream).sum().backward()
+            grads.append(x.grad.numpy().copy())
+    finally:
+        mg.set_num_threads(before)
+    assert grads[0].tobytes() == grads[1].tobytes()
