@@ -146,6 +146,8 @@ from .kernels import (  # noqa: F401
     losses as _loss_kernels, softmax as _softmax_kernels, statistics as _statistics_kernels,
 )
 from .kernels import convolution as _convolution_kernel  # noqa: F401
+from .kernels import pooling as _pooling_kernel  # noqa: F401
+from .kernels import attention as _attention_kernel  # noqa: F401
 from .random import manual_seed, multinomial
 from .random import (  # Generator objects and the default generator's state, as torch.*
     Generator, get_rng_state, initial_seed, seed, set_rng_state,

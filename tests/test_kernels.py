@@ -4,6 +4,8 @@ A kernel is a fast first-order shortcut: its value and gradient must be the comp
 random upstream gradient), and its second derivative IS the composition's (a recorded backward
 replays it), which gradgradcheck confirms against finite differences.
 """
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -45,7 +47,15 @@ CASES = {
     "im2col (conv2d)": (lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2)),
                         [normal(2, 3, 6, 7, seed=14), normal(4, 3, 3, 2, seed=15)]),
     "im2col (tiling windows, max_pool2d)": (lambda x: F.max_pool2d(x, (2, 3)), [normal(2, 3, 5, 7, seed=17)]),
+    "tiled max pool (max_pool2d 2x2)": (lambda x: F.max_pool2d(x, 2), [normal(2, 3, 6, 7, seed=18)]),
+    "tiled max pool (max_pool3d)": (lambda x: F.max_pool3d(x, (2, 1, 3)), [normal(2, 2, 4, 3, 7, seed=19)]),
     "im2col (max_pool1d)": (lambda x: F.max_pool1d(x, 3, 2, padding=1, ceil_mode=True), [normal(2, 3, 9, seed=16)]),
+    "attention (no mask: kernels/attention.py)": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        [normal(2, 3, 5, 4, seed=20), normal(2, 3, 6, 4, seed=21), normal(2, 3, 6, 2, seed=22)]),
+    "attention (no mask, a scale, 3-D)": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3),
+        [normal(2, 5, 4, seed=23), normal(2, 5, 4, seed=24), normal(2, 5, 3, seed=25)]),
     # no kernel stands in for these: the value and gradient compared are the composition's both times,
     # and the second derivative is checked all the same, as the coverage test below asks of every composite
     "logsumexp": (lambda x: x.logsumexp(1), [normal(5, 6, scale=3)]),
@@ -138,3 +148,83 @@ def test_arg_extreme_is_numpys_argmax_and_argmin_along_any_dim(dtype):
             for smallest in (False, True):
                 expected = (np.argmin if smallest else np.argmax)(values, axis=dim, keepdims=True)
                 np.testing.assert_array_equal(arg_extreme(values, dim, smallest), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_tiled_max_pool_kernel_returns_the_compositions_element(dtype):
+    """kernels/pooling.TiledMaxPool (kernel_size == stride, no padding) picks the element the composition's
+    max(dim) picks: the first of tied ones in the window's row-major order, 0.0 and -0.0 tied (the first
+    one's sign kept), the first NaN where there is one; values and gradients are the same bits."""
+    from minigrad.kernels.pooling import TiledMaxPool
+    rng = np.random.default_rng(3)
+    for shape, pool in [((4, 3, 8, 9), lambda t: F.max_pool2d(t, 2)), ((2, 3, 9, 8), lambda t: F.max_pool2d(t, (3, 2))),
+                        ((2, 3, 10), lambda t: F.max_pool1d(t, 3)), ((3, 6, 6), lambda t: F.max_pool2d(t, 3)),
+                        ((2, 2, 4, 6, 5), lambda t: F.max_pool3d(t, 2))]:
+        for case in ("ties", "signed zeros", "nan", "inf"):
+            x = rng.integers(-2, 2, shape).astype(dtype)  # many ties
+            if case == "signed zeros":
+                x[x == 0] = np.where(rng.random(int((x == 0).sum())) < 0.5, -0.0, 0.0)
+            if case == "nan":
+                x.reshape(-1)[rng.integers(0, x.size, 6)] = np.nan
+            if case == "inf":
+                x.reshape(-1)[rng.integers(0, x.size, 6)] = -np.inf
+            upstream = rng.standard_normal(pool(mg.tensor(x)).shape).astype(dtype)
+            results = []
+            for kernels in (True, False):
+                t = mg.tensor(x, requires_grad=True)
+                with (contextlib.nullcontext() if kernels else without_kernels()):
+                    y = pool(t)
+                    assert kernels == any(isinstance(n, TiledMaxPool) for n in _nodes(y.grad_fn))
+                    (y * mg.tensor(upstream)).sum().backward()
+                results.append((y.detach().numpy(), t.grad.numpy()))
+            (y_kernel, g_kernel), (y_comp, g_comp) = results
+            np.testing.assert_array_equal(y_kernel, y_comp)
+            np.testing.assert_array_equal(np.signbit(y_kernel), np.signbit(y_comp))
+            np.testing.assert_array_equal(g_kernel, g_comp)
+            if shape == (4, 3, 8, 9):  # each window's gradient went to the index max_pool2d returns (PyTorch's)
+                _, indices = F.max_pool2d(mg.tensor(x), 2, return_indices=True)
+                chosen = np.zeros(x.shape, bool).reshape(*shape[:2], -1)
+                np.put_along_axis(chosen, indices.numpy().reshape(*shape[:2], -1), True, axis=2)
+                np.testing.assert_array_equal(g_kernel.reshape(chosen.shape) != 0, chosen)
+
+
+def _nodes(node, seen=None):
+    seen = set() if seen is None else seen
+    if node is None or id(node) in seen:
+        return []
+    seen.add(id(node))
+    return [node] + [m for child, _ in getattr(node, "next_functions", ()) for m in _nodes(child, seen)]
+
+
+def test_the_attention_kernel_keeps_no_attention_matrix_for_backward():
+    """kernels/attention.Attention (attention without a mask or dropout, as in a Transformer layer's
+    self-attention with need_weights=False) keeps Q, K, V and recomputes the (T, S) weights in backward."""
+    q, k, v = normal(2, 3, 5, 4, seed=26), normal(2, 3, 7, 4, seed=27), normal(2, 3, 7, 2, seed=28)
+    node = F.scaled_dot_product_attention(q, k, v).grad_fn
+    assert node.name() == "ScaledDotProductFlashAttentionForCpuBackward0"
+    assert [tuple(a.shape) for a in node.saved_tensors] == [(2, 3, 5, 4), (2, 3, 7, 4), (2, 3, 7, 2)]
+    attention = mg.nn.MultiheadAttention(8, 2, batch_first=True)
+    x = normal(2, 5, 8, seed=29)
+    out, _ = attention(x, x, x, need_weights=False)
+    assert any(n.name() == "ScaledDotProductFlashAttentionForCpuBackward0" for n in _nodes(out.grad_fn))
+    with_weights, weights = attention(x, x, x)  # the weights asked for: the composition, the same output
+    np.testing.assert_allclose(out.detach().numpy(), with_weights.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_col2im_gives_the_same_bits_on_any_number_of_threads():
+    """kernels/convolution's col2im cuts large work by images among the threads: each image gets the same
+    adds in the same order, so conv2d's input gradient is the same bits on 1 thread and on 2."""
+    before = mg.get_num_threads()
+    x = mg.tensor(np.random.default_rng(30).standard_normal((16, 6, 14, 14)).astype(np.float32), requires_grad=True)
+    w = mg.tensor(np.random.default_rng(31).standard_normal((16, 6, 5, 5)).astype(np.float32))
+    upstream = mg.tensor(np.random.default_rng(32).standard_normal((16, 16, 10, 10)).astype(np.float32))
+    grads = []
+    try:
+        for n in (1, 2):
+            mg.set_num_threads(n)
+            x.grad = None
+            (F.conv2d(x, w) * upstream).sum().backward()
+            grads.append(x.grad.numpy().copy())
+    finally:
+        mg.set_num_threads(before)
+    assert grads[0].tobytes() == grads[1].tobytes()

@@ -22,7 +22,9 @@ Backward: the chain rule through the lines below, from G_O = dL/d(output) back t
 
 so the scale multiplies both G_Q and G_K, and a masked key gets no gradient from that query. At run
 time softmax's kernel (minigrad/kernels/softmax.py) computes G_S in one pass; the rest are these
-primitives, and the explore page's formulas are the comments above their backward methods.
+primitives, and the explore page's formulas are the comments above their backward methods. Without a
+mask or dropout (a Transformer layer's self-attention), `attend` is these lines, and its kernel
+(minigrad/kernels/attention.py) recomputes S and A in backward instead of keeping them.
 
 The mask is PyTorch's for this function: bool True = "may attend" (minigrad/nn/masks.py has the table
 of who uses which); a float mask is added to the scores. A query with no key left gets zero weights,
@@ -37,6 +39,7 @@ from ..ops.dropout import dropout
 from ..ops.precision import lower_precision
 from ..ops.util import require_floating
 from ..tensor import Tensor
+from . import composite
 from .softmax import softmax
 
 
@@ -49,9 +52,21 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     query, as long as that number divides the query's; each key/value head then serves a group of
     consecutive query heads.
     """
+    if attn_mask is None and not is_causal and not dropout_p and not enable_gqa:
+        _check_qkv(query, key, value)
+        _check_batch_dims(query, key, value, enable_gqa)
+        return attend(query, key, value, 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale))
     output, _ = scaled_dot_product_attention_with_weights(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                                           enable_gqa=enable_gqa)
     return output
+
+
+@composite
+def attend(query, key, value, scale):
+    # softmax((Q * scale) K^T) V: the lines of scaled_dot_product_attention_with_weights without a mask or dropout
+    # (kernels/attention.py stands in for it and keeps no (T, S) matrix for backward: it recomputes the weights)
+    weights = softmax((query * scale) @ key.transpose(-2, -1), dim=-1)
+    return weights @ value
 
 
 @lower_precision

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..tensor import Tensor
+from . import composite
 from .convolution import as_tuple, grid_index, window_index, windows
 
 
@@ -61,13 +62,14 @@ def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indice
     x, batched = _batched(x, d, op)
     kernel, stride, padding, dilation, out, extra = _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode,
                                                                d, op)
+    if not return_indices:
+        y = window_max(x, kernel, stride, padding, dilation, extra, op).reshape(*x.shape[:2], *out)
+        return y if batched else y.squeeze(0)
     cols, _ = windows(x, kernel, stride, padding, dilation, op, pad_value=-math.inf, extra=extra)  # (N, C, K, L)
     values, which = cols.max(dim=2)  # the first largest element of each window, as PyTorch
     y = values.reshape(*x.shape[:2], *out)
     if not batched:
         y = y.squeeze(0)
-    if not return_indices:
-        return y
     padded = tuple(n + 2 * p + e for n, p, e in zip(x.shape[2:], padding, extra))
     index = window_index(padded, kernel, stride, dilation, out)  # (K, L)
     chosen = np.take_along_axis(index, which.numpy().reshape(-1, index.shape[1]), axis=0)  # (N*C, L)
@@ -75,6 +77,14 @@ def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indice
     flat = np.ravel_multi_index(tuple(c - p for c, p in zip(coords, padding)), tuple(x.shape[2:]))
     indices = Tensor._make(flat.reshape(y.shape).astype(np.int64))
     return y, indices
+
+
+@composite
+def window_max(x, kernel, stride, padding, dilation, extra, op):
+    # y[n, c, l] = max_k cols[n, c, k, l]: (N, C, L), the first largest element of each window, as PyTorch
+    # (kernels/pooling.py stands in for it where the windows tile the input: a 2x2 pool of stride 2)
+    cols, _ = windows(x, kernel, stride, padding, dilation, op, pad_value=-math.inf, extra=extra)  # (N, C, K, L)
+    return cols.max(dim=2).values
 
 
 def avg_pool(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, d, op):

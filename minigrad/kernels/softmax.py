@@ -65,17 +65,21 @@ class Softmax(Function, arrays=True):
             dx = grad - dot_along(grad, y, ctx.dim)
             dx *= y
             return _flush_subnormals(dx, signed=True), None
-        y2 = y.reshape(g2.shape)
-        dx = np.empty_like(g2)
+        return softmax_grad_rows(g2, y.reshape(g2.shape)).reshape(grad.shape), None
 
-        def rows(lo, hi):
-            out, yr = dx[lo:hi], y2[lo:hi]
-            np.subtract(g2[lo:hi], dot_along(g2[lo:hi], yr, 1), out=out)
-            out *= yr
-            _flush_subnormals(out, signed=True)
 
-        threads.run_rows(rows, g2.shape[0], g2.shape[1])
-        return dx.reshape(grad.shape), None
+def softmax_grad_rows(g2, y2):
+    """dx = y * (g - rowsum(g * y)) along the rows of 2-D g2 and y2 (softmax's backward, in row blocks)."""
+    dx = np.empty_like(g2)
+
+    def rows(lo, hi):
+        out, yr = dx[lo:hi], y2[lo:hi]
+        np.subtract(g2[lo:hi], dot_along(g2[lo:hi], yr, 1), out=out)
+        out *= yr
+        _flush_subnormals(out, signed=True)
+
+    threads.run_rows(rows, g2.shape[0], g2.shape[1])
+    return dx
 
 
 

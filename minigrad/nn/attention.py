@@ -167,10 +167,12 @@ class MultiheadAttention(Module):
         mask = sdpa_mask(attn_mask, key_padding_mask, B, self.num_heads, T, S, extra_keys)  # True = may attend
 
         # (B, L, E) -> (B, h, L, d_k); every head attends on its own slice
-        out, weights = scaled_dot_product_attention_with_weights(
-            self._split_heads(q), self._split_heads(k), self._split_heads(v), attn_mask=mask,
-            dropout_p=self.dropout if self.training else 0.0,
-        )
+        heads = (self._split_heads(q), self._split_heads(k), self._split_heads(v))
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights:
+            out, weights = scaled_dot_product_attention_with_weights(*heads, attn_mask=mask, dropout_p=dropout_p)
+        else:  # the same lines; without weights to return, their kernel need not keep them for backward
+            out = scaled_dot_product_attention(*heads, attn_mask=mask, dropout_p=dropout_p)
         out = self._merge_heads(out)  # concat(head_1..head_h): (B, h, T, d_k) -> (B, T, h * d_k)
         out = self.out_proj(out)  # W_O
 
