@@ -40,11 +40,14 @@ def topological_order(root, stop=None):
         if id(tensor) in visited:
             continue
         visited.add(id(tensor))
+        node = tensor.grad_fn
+        if node is None or (stop is not None and id(tensor) in stop):
+            order.append(tensor)  # nothing to visit first: its place is now
+            continue
         stack.append((tensor, True))
-        if tensor.grad_fn is not None and (stop is None or id(tensor) not in stop):
-            for parent in recorded_parents(tensor.grad_fn):
-                if parent is not None and id(parent) not in visited:
-                    stack.append((parent, False))
+        for parent in recorded_parents(node):
+            if parent is not None and id(parent) not in visited:
+                stack.append((parent, False))
     order.reverse()
     return order
 
