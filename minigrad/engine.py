@@ -255,9 +255,11 @@ def _walk(root, gradient, retain_graph, create_graph, inputs):
         input_grads = _run_backward(node, tensor, grad, create_graph)
         for parent, parent_grad in zip(node.parents, input_grads):
             if parent is not None and parent_grad is not None:
-                parent_grad = _as_input_gradient(parent_grad, parent, node, create_graph)
+                g, a = parent_grad, parent._array
+                if type(g) is not np.ndarray or g.shape != a.shape or g.dtype != a.dtype:  # (else: as it is)
+                    g = _as_input_gradient(g, parent, node, create_graph)
                 key = id(parent)
-                grads[key] = grads[key] + parent_grad if key in grads else parent_grad  # a tensor used twice
+                grads[key] = grads[key] + g if key in grads else g  # a tensor used twice
         if not retain_graph:
             node.release()
     if stop is not None:

@@ -266,9 +266,11 @@ class Function:
 
 
 def _watch_saved_inputs(inputs, saved):
-    """(tensor, its version now) for each input whose array, or a view of the same memory, was saved."""
+    """(tensor, its version now) for each input Tensor whose array, or a view of the same memory, was saved."""
     watched = []
     for t in inputs:
+        if not isinstance(t, Tensor):
+            continue
         array = t._array
         for a in saved:
             if a is array or _same_memory(array, a):
@@ -350,7 +352,7 @@ def _prepare_node(ctx, args, arrays, parents, kwargs):
     (The node is made after reading the inputs' requires_grad, which may derive a view's history again:
     this node's number then comes after that history's, see views._rederive_history.)"""
     ctx.needs_input_grad = tuple([p is not None for p in parents])
-    ctx._inputs = [arg for arg in args if isinstance(arg, Tensor)]
+    ctx._inputs = args  # (its Tensors: see _watch_saved_inputs)
     ctx._input_ids = tuple(map(id, arrays))
     if _recorder is not None:  # minigrad.viz is recording a picture of the forward pass
         _recorder.on_apply(ctx, arrays, kwargs)
