@@ -27,7 +27,8 @@ def topological_order(root, stop=None):
     """Tensors reachable from `root` through grad_fn, each after every tensor computed from it.
 
     Depth-first with an explicit stack of (tensor, children_done) pairs; root comes first. The walk
-    does not go past a tensor whose id is in `stop` (the inputs of autograd.grad).
+    does not go past a tensor in `stop` (the inputs of autograd.grad). Sets and dicts of Tensors here
+    (and in _walk) hold the Tensors themselves: a Tensor hashes by identity (object.__hash__), never by value.
     """
     order = []
     visited = set()
@@ -37,14 +38,17 @@ def topological_order(root, stop=None):
         if children_done:
             order.append(tensor)
             continue
-        if id(tensor) in visited:
+        if tensor in visited:
             continue
-        visited.add(id(tensor))
+        visited.add(tensor)
+        node = tensor.grad_fn
+        if node is None or (stop is not None and tensor in stop):
+            order.append(tensor)  # nothing to visit first: its place is now
+            continue
         stack.append((tensor, True))
-        if tensor.grad_fn is not None and (stop is None or id(tensor) not in stop):
-            for parent in recorded_parents(tensor.grad_fn):
-                if parent is not None and id(parent) not in visited:
-                    stack.append((parent, False))
+        for parent in recorded_parents(node):
+            if parent is not None and parent not in visited:
+                stack.append((parent, False))
     order.reverse()
     return order
 
@@ -230,19 +234,19 @@ def backward(root, gradient, retain_graph=False, create_graph=False, inputs=None
 def _walk(root, gradient, retain_graph, create_graph, inputs):
     """The walk: each tensor after every tensor computed from it (so its gradient is complete when it is
     reached), its node's backward run once, the input gradients added up per parent."""
-    stop = None if inputs is None else {id(t) for t in inputs}
+    stop = None if inputs is None else set(inputs)
     order = topological_order(root, stop)
     _check_walkable(order, stop, create_graph)  # before any work: a refused backward changes no .grad
-    grads = {id(root): gradient}
+    grads = {root: gradient}  # (keyed by the Tensors themselves: see topological_order)
     finished = []  # (tensor, gradient) for .grad (or to return), stored only once the whole walk succeeded
     for tensor in order:
-        grad = grads.pop(id(tensor), None)
+        grad = grads.pop(tensor, None)
         if grad is None:
             continue
         if tensor._hooks:  # every contribution has arrived: the gradient is complete (run_hooks, above)
             grad = run_hooks(tensor, grad)
         node = tensor.grad_fn
-        if stop is not None and id(tensor) in stop:  # autograd.grad's inputs: the walk ends here
+        if stop is not None and tensor in stop:  # autograd.grad's inputs: the walk ends here
             finished.append((tensor, grad))
             continue
         if stop is None and (node is None or tensor._retains_grad):  # a leaf, or retain_grad(): keep a copy
@@ -252,14 +256,15 @@ def _walk(root, gradient, retain_graph, create_graph, inputs):
         input_grads = _run_backward(node, tensor, grad, create_graph)
         for parent, parent_grad in zip(node.parents, input_grads):
             if parent is not None and parent_grad is not None:
-                parent_grad = _as_input_gradient(parent_grad, parent, node, create_graph)
-                key = id(parent)
-                grads[key] = grads[key] + parent_grad if key in grads else parent_grad  # a tensor used twice
+                g, a = parent_grad, parent._array
+                if type(g) is not np.ndarray or g.shape != a.shape or g.dtype != a.dtype:  # (else: as it is)
+                    g = _as_input_gradient(g, parent, node, create_graph)
+                grads[parent] = grads[parent] + g if parent in grads else g  # a tensor used twice
         if not retain_graph:
             node.release()
     if stop is not None:
-        found = {id(t): g for t, g in finished}
-        return [_as_gradient(found.get(id(t)), create_graph) for t in inputs]
+        found = dict(finished)
+        return [_as_gradient(found.get(t), create_graph) for t in inputs]
     for tensor, grad in finished:
         if create_graph:
             _accumulate_recorded(tensor, grad)
@@ -274,7 +279,7 @@ def _check_walkable(order, stop, create_graph):
     place since forward (views and versions: minigrad/views.py)."""
     for tensor in order:
         node = tensor.grad_fn
-        if node is None or (stop is not None and id(tensor) in stop):
+        if node is None or (stop is not None and tensor in stop):
             continue
         if node.freed:
             raise RuntimeError(

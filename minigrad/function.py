@@ -110,6 +110,8 @@ class Function:
         super().__init_subclass__(**kwargs)
         if arrays is not None:
             cls.arrays = bool(arrays)
+        if cls.arrays and "op_class" not in cls.__dict__:  # an op (not a node class): its node class now,
+            node_class(cls)                                # so that apply finds it in one attribute read
 
     # In-place safety: (tensor, its version when saved) for each input whose array forward saved,
     # and a weak reference to the output if forward saved the output itself. The engine compares
@@ -138,6 +140,7 @@ class Function:
     _args = _kwargs = None  # a kernel's arguments, for replay_composite
     _replayed_versions = ()  # and their versions, checked before a recorded backward replays it
     op_class = None  # on a node class (node_class): the op it records
+    _node_class = None  # on an op: its node class (node_class)
 
     def __init__(self):
         self.parents = ()            # the Tensor inputs that need a gradient (None elsewhere)
@@ -227,7 +230,7 @@ class Function:
             return _apply_in_pytorch_form(cls, args, kwargs)
         # 1. collect the parents: the Tensors among the inputs that need a gradient (None elsewhere)
         arrays, parents, any_tensor = _collect(args, grad_mode._GradMode.enabled)
-        ctx = node_class(cls)()  # the node: forward keeps in it what backward needs
+        ctx = cls._node_class()  # the node (node_class): forward keeps in it what backward needs
         if not any_tensor:  # arrays in, an array out: a backward formula calling a primitive at first order
             return cls.forward(ctx, *args, **kwargs)
         if parents is not None:
@@ -263,9 +266,11 @@ class Function:
 
 
 def _watch_saved_inputs(inputs, saved):
-    """(tensor, its version now) for each input whose array, or a view of the same memory, was saved."""
+    """(tensor, its version now) for each input Tensor whose array, or a view of the same memory, was saved."""
     watched = []
     for t in inputs:
+        if not isinstance(t, Tensor):
+            continue
         array = t._array
         for a in saved:
             if a is array or _same_memory(array, a):
@@ -347,7 +352,7 @@ def _prepare_node(ctx, args, arrays, parents, kwargs):
     (The node is made after reading the inputs' requires_grad, which may derive a view's history again:
     this node's number then comes after that history's, see views._rederive_history.)"""
     ctx.needs_input_grad = tuple([p is not None for p in parents])
-    ctx._inputs = [arg for arg in args if isinstance(arg, Tensor)]
+    ctx._inputs = args  # (its Tensors: see _watch_saved_inputs)
     ctx._input_ids = tuple(map(id, arrays))
     if _recorder is not None:  # minigrad.viz is recording a picture of the forward pass
         _recorder.on_apply(ctx, arrays, kwargs)
@@ -356,7 +361,7 @@ def _prepare_node(ctx, args, arrays, parents, kwargs):
 def _as_array(ctx, out):
     """forward's result as an array: NumPy gives a scalar for a 0-d result (a saved output stays the output)."""
     scalar, out = out, np.asarray(out)
-    if any(a is scalar for a in ctx.saved_tensors):
+    if ctx.saved_tensors and any(a is scalar for a in ctx.saved_tensors):
         ctx.saved_tensors = tuple(out if a is scalar else a for a in ctx.saved_tensors)
     return out
 

@@ -676,8 +676,13 @@ class _Methods:
         create_graph=True records the backward pass itself, so the `.grad` it leaves can be
         differentiated again; retain_graph defaults to create_graph, as in PyTorch.
         """
-        _backward((self,), (gradient,), retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,
-                 op="backward")
+        if inputs is not None:  # (refused, with autograd.backward's message)
+            return _backward((self,), (gradient,), retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,
+                      op="backward")
+        # autograd.backward((self,), (gradient,)) for one tensor, without its loop over several
+        root = engine.root_gradient("backward", self, gradient, "output 0", create_graph)
+        engine.backward(self, root, retain_graph=create_graph if retain_graph is None else bool(retain_graph),
+                        create_graph=create_graph)
 
     def __add__(self, other):
         return _ops.add(self, other)

@@ -5,6 +5,8 @@
 - the backward of reading whole slices at an integer index (x[idx], x[:, idx], index_select,
   embedding): sorted sums (util.take_grad) instead of np.add.at, which stays the reference.
 - the 2-norm: sqrt(sum x^2) as a dot of x with itself, gradient x / ||x|| and 0 where ||x|| = 0.
+- a reduction's gradient spread back over its input (util.broadcast_to): the view np.broadcast_to
+  makes, built directly (issue 41), with the same shape, strides, values and read-only flag.
 Gradients are checked against central finite differences in float64 (mg.gradcheck).
 """
 import warnings
@@ -13,7 +15,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.ops.util import take_axis, take_grad
+from minigrad.ops.util import broadcast_to, take_axis, take_grad
 
 EXPONENTS = [-2, -1, -0.5, 0, 0.5, 1, 2, 3, 4, 5, 2.5]
 
@@ -284,3 +286,49 @@ def test_norm_2_zero_rows_as_pytorch():
     ours.norm(dim=-1).sum().backward()
     theirs.norm(dim=-1).sum().backward()
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)
+
+
+# ---- a reduction's gradient spread back (util.broadcast_to) ----------------------------------------
+@pytest.mark.parametrize("source, shape", [
+    ((), (4, 4)), ((1,), (3, 2)), ((4, 1), (4, 5)), ((1, 5), (2, 3, 5)), ((3,), (3,)), ((2, 1, 3), (2, 4, 3)),
+    ((1, 1), (1, 1)), ((4, 1), (4, 1)), ((0,), (0,)), ((3,), (2, 3)), ("scalar", (4, 4)), ("scalar", ()),
+    ("strided", (2, 4, 3)),
+])
+def test_broadcast_to_is_numpys_view(source, shape):
+    rng = np.random.default_rng(0)
+    if source == "scalar":  # a mean's 0-d gradient divided by n: a NumPy scalar
+        array = np.float32(rng.standard_normal())
+    elif source == "strided":  # not contiguous: NumPy's own
+        array = rng.standard_normal((4, 6)).astype(np.float32)[:, ::2]
+    else:
+        array = rng.standard_normal(source).astype(np.float32)
+    ours, numpys = broadcast_to(array, shape), np.broadcast_to(array, shape)
+    assert (ours.shape, ours.strides, ours.dtype) == (numpys.shape, numpys.strides, numpys.dtype)
+    assert ours.tobytes() == numpys.tobytes()
+    assert not ours.flags.writeable  # a write into it would land in every place it repeats
+    with pytest.raises(ValueError):
+        ours[...] = 0
+
+
+@pytest.mark.parametrize("source, shape", [((2,), (3,)), ((3, 2), (2,)), ((2, 3), (2, 4))])
+def test_broadcast_to_refuses_as_numpy(source, shape):
+    array = np.zeros(source, np.float32)
+    with pytest.raises(ValueError) as numpys:
+        np.broadcast_to(array, shape)
+    with pytest.raises(ValueError) as ours:
+        broadcast_to(array, shape)
+    assert str(ours.value) == str(numpys.value)
+
+
+def test_sum_and_mean_gradients_are_read_only_broadcasts():
+    x = mg.randn(3, 4, requires_grad=True)
+    seen = []
+    y = x * 1.0
+    y.register_hook(lambda g: seen.append(g.numpy()))
+    y.sum().backward()
+    y = x * 1.0
+    y.register_hook(lambda g: seen.append(g.numpy()))
+    y.mean().backward()
+    assert [g.strides for g in seen] == [(0, 0), (0, 0)] and not any(g.flags.writeable for g in seen)
+    assert np.array_equal(seen[0], np.ones((3, 4), np.float32))
+    assert np.array_equal(seen[1], np.full((3, 4), np.float32(1) / 12, np.float32))

@@ -166,15 +166,13 @@ class MultiheadAttention(Module):
             extra_keys += 1
         mask = sdpa_mask(attn_mask, key_padding_mask, B, self.num_heads, T, S, extra_keys)  # True = may attend
 
-        # (B, L, E) -> (B, h, L, d_k); every head attends on its own slice
-        heads = (self._split_heads(q), self._split_heads(k), self._split_heads(v))
+        heads = (self._split_heads(q), self._split_heads(k), self._split_heads(v))  # (B, h, L, d_k): a slice each
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
             out, weights = scaled_dot_product_attention_with_weights(*heads, attn_mask=mask, dropout_p=dropout_p)
         else:  # the same lines; without weights to return, their kernel need not keep them for backward
             out = scaled_dot_product_attention(*heads, attn_mask=mask, dropout_p=dropout_p)
-        out = self._merge_heads(out)  # concat(head_1..head_h): (B, h, T, d_k) -> (B, T, h * d_k)
-        out = self.out_proj(out)  # W_O
+        out = self.out_proj(self._merge_heads(out))  # concat(head_1..head_h) W_O: (B, h, T, d_k) -> (B, T, E)
 
         if not batched:
             out = out.squeeze(0)

@@ -12,13 +12,13 @@ from ..kernels import rowwise, summation
 from ..tensor import Tensor
 from .elementwise import maximum, minimum
 from .indexing import IndexAdd
-from .util import linear_jvp, normalize_dim, normalize_dims
+from .util import broadcast_to, linear_jvp, normalize_dim, normalize_dims
 
 
 def _unreduce(grad, dims, keepdim):
     """Give a reduced gradient back the reduced dims as size-1 axes, ready to broadcast (an array or
     a Tensor alike: it is a reshape)."""
-    if keepdim:
+    if keepdim or grad.ndim == 0:  # (a 0-d gradient broadcasts as it is)
         return grad
     shape = list(grad.shape)
     for d in sorted((dims,) if isinstance(dims, int) else dims):
@@ -36,7 +36,7 @@ class Sum(Function, arrays=True):
     @staticmethod
     def backward(ctx, grad):
         # y = sum_i x_i  =>  dL/dx_i = dL/dy for every i
-        return np.broadcast_to(_unreduce(grad, ctx.dims, ctx.keepdim), ctx.in_shape), None, None
+        return broadcast_to(_unreduce(grad, ctx.dims, ctx.keepdim), ctx.in_shape), None, None
 
     jvp = staticmethod(linear_jvp)  # linear: d sum_i x_i = sum_i dx_i, the forward on the tangent
 
@@ -52,7 +52,7 @@ class Mean(Function, arrays=True):
     @staticmethod
     def backward(ctx, grad):
         # y = (1/n) sum_i x_i  =>  dL/dx_i = dL/dy / n
-        return np.broadcast_to(_unreduce(grad, ctx.dims, ctx.keepdim) / ctx.count, ctx.in_shape), None, None
+        return broadcast_to(_unreduce(grad, ctx.dims, ctx.keepdim) / ctx.count, ctx.in_shape), None, None
 
     jvp = staticmethod(linear_jvp)  # linear: d mean_i x_i = mean_i dx_i, the forward on the tangent
 
