@@ -136,3 +136,85 @@ def test_exp32_against_float64():
     assert np.abs(got[~normal] - want[~normal]).max() <= 2 * np.finfo(np.float32).smallest_subnormal
     edges = [exp32(np.float32(v)) for v in (np.inf, -np.inf, 89.0, -104.0, 0.0)]
     assert edges[:4] == [np.inf, 0.0, np.inf, 0.0] and edges[4] == 1.0 and math.isnan(exp32(np.float32(np.nan)))
+
+
+def _rows(shape, rng, scale=3.0):
+    x = (rng.standard_normal(shape) * scale).astype(np.float32)
+    return x
+
+
+@pytest.mark.parametrize("shape", [(1024, 1), (64, 17), (12, 4, 64, 64), (3, 1000), (5, 3, 4099)])
+def test_softmax_matches_the_numpy_kernel(layer, shape):
+    rng = np.random.default_rng(shape[-1])
+    x = _rows(shape, rng, scale=10.0)
+    rows = x.reshape(-1, shape[-1])
+    if rows.shape[0] > 8 and shape[-1] > 3:
+        rows[0, 1] = -np.inf  # a masked key
+        rows[1, :] = -np.inf  # a row with no allowed key: NaN, as on NumPy
+        rows[2, 2] = np.nan
+        rows[3, 0] = 3e38  # huge: weights 1 and 0
+        rows[4, :] = -1e30  # a row far below the others (NumPy's global shift redoes it)
+        rows[5, 0] += 120.0  # weights that would be subnormal: 0 on both paths
+    g = rng.standard_normal(shape).astype(np.float32)
+    f = lambda t: F.softmax(t, dim=-1)  # noqa: E731
+    (y1, (d1,)), (y0, (d0,)) = layer(True, f, x, upstream=g), layer(False, f, x, upstream=g)
+    np.testing.assert_array_equal(np.isnan(y1), np.isnan(y0))
+    np.testing.assert_allclose(y1, y0, rtol=2e-6, atol=1e-7)  # shifts by the row's max here, NumPy's by the tensor's
+    np.testing.assert_allclose(d1, d0, rtol=1e-5, atol=2e-6)
+    tiny, y1, d1 = np.finfo(np.float32).tiny, y1[~np.isnan(y1)], d1[~np.isnan(d1)]
+    assert (y1 >= 0).all() and (y1[y1 != 0] >= tiny).all() and (np.abs(d1[d1 != 0]) >= tiny).all()  # flushed
+
+
+def test_attention_through_the_layer_matches_numpy(layer):
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((2, 4, 64, 32)).astype(np.float32) for _ in range(3))
+    f = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
+    (o1, g1), (o0, g0) = layer(True, f, q, k, v), layer(False, f, q, k, v)
+    np.testing.assert_allclose(o1, o0, rtol=1e-5, atol=1e-6)
+    for a, b in zip(g1, g0):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(1024, 1), (512, 3), (12, 64, 128), (7, 1000), (2, 3, 4097)])
+def test_layer_norm_matches_the_numpy_kernel(layer, shape):
+    rng = np.random.default_rng(shape[-1])
+    x = _rows(shape, rng) + 5.0  # an offset: the variance is of x - mean
+    D = shape[-1]
+    rows = x.reshape(-1, D)
+    rows[0] = 7.0  # a constant row: var 0, x_hat 0
+    rows[1] *= 1e-3
+    rows[2] *= 1e3
+    w, b = rng.standard_normal(D).astype(np.float32), rng.standard_normal(D).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    f = lambda x, w, b: F.layer_norm(x, (D,), w, b, eps=1e-5)  # noqa: E731
+    (y1, d1), (y0, d0) = layer(True, f, x, w, b, upstream=g), layer(False, f, x, w, b, upstream=g)
+    np.testing.assert_allclose(y1, y0, rtol=1e-5, atol=2e-5)
+    for a, c in zip(d1, d0):  # dx (compiled), dweight and dbias (NumPy's sums of the saved x_hat)
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(a, c, rtol=1e-4, atol=2e-4 * np.abs(c).max())
+
+
+def test_layer_norm_without_affine_stays_on_numpy_and_agrees(layer):
+    x = np.random.default_rng(2).standard_normal((64, 128)).astype(np.float32)
+    f = lambda x: F.layer_norm(x, (128,))  # noqa: E731
+    (y1, (d1,)), (y0, (d0,)) = layer(True, f, x), layer(False, f, x)
+    np.testing.assert_array_equal(y1, y0)
+    np.testing.assert_array_equal(d1, d0)
+
+
+def test_row_loops_do_not_depend_on_the_thread_count():
+    loops = compiled.loops()
+    rng = np.random.default_rng(3)
+    x, g = rng.standard_normal((3000, 129)).astype(np.float32), rng.standard_normal((3000, 129)).astype(np.float32)
+    w, b = rng.standard_normal(129).astype(np.float32), rng.standard_normal(129).astype(np.float32)
+    results = []
+    for n in (1, 2) if loops.max_threads >= 2 else (1,):
+        loops.set_num_threads(n)
+        y, x_hat, rstd, dx = np.empty_like(x), np.empty_like(x), np.empty(3000, np.float32), np.empty_like(x)
+        loops.layer_norm_forward_loop(x, w, b, np.float32(1e-5), y, x_hat, rstd)
+        loops.layer_norm_backward_loop(g, x_hat, rstd, w, dx)
+        s, ds = np.empty_like(x), np.empty_like(x)
+        loops.softmax_forward_loop(x, s)
+        loops.softmax_backward_loop(g, s, ds)
+        results.append(b"".join(a.tobytes() for a in (y, x_hat, rstd, dx, s, ds)))
+    assert all(r == results[0] for r in results)

@@ -38,10 +38,10 @@ from . import elementwise, threads
 
 # Off switch: MINIGRAD_COMPILED=0 in the environment, or ENABLED = False at run time (the tests toggle it).
 ENABLED = os.environ.get("MINIGRAD_COMPILED", "1") != "0"
-# The smallest array (in elements) handed to a loop; smaller ones stay on NumPy. See compiled_crossover
-# in benchmarks/compiled_kernels.py: below about 2^12 float32 numbers numba's call and thread start cost
-# more than the NumPy passes.
-MIN_ELEMENTS = 1 << 12
+# The smallest array (in elements) handed to a loop; smaller ones stay on NumPy. Measured with
+# `python benchmarks/compiled_kernels.py --crossover` (AMD EPYC, one thread, GELU forward + backward
+# through the public op): 1,024 numbers 54 us on NumPy, 32 us compiled; 4,096: 138 and 49 us.
+MIN_ELEMENTS = 1 << 10
 # Elements per prange iteration of the elementwise loops: large enough that a thread's share is worth
 # waking it for, fixed so that the cut never depends on the thread count.
 BLOCK = 1 << 13
@@ -103,6 +103,43 @@ def gelu_backward(x, cdf, grad):
     out = np.empty_like(flat)
     _run(_loops.gelu_backward_loop, flat.size, flat, cdf.reshape(-1), grad.reshape(-1), out)
     return out.reshape(x.shape)
+
+
+# ---- layer norm (rows) --------------------------------------------------------------------------------
+
+def layer_norm(x2, weight, bias, eps):
+    """(y, x_hat, rstd) of layer norm over the rows of a float32 C-contiguous (rows, D) x2, with float32
+    weight and bias of D elements: as kernels/layer_norm.py computes them (rstd of shape (rows, 1))."""
+    rows, D = x2.shape
+    y, x_hat, rstd = np.empty_like(x2), np.empty_like(x2), np.empty((rows, 1), np.float32)
+    _run(_loops.layer_norm_forward_loop, x2.size, x2, weight.reshape(D), bias.reshape(D), np.float32(eps),
+         y, x_hat, rstd.reshape(rows))
+    return y, x_hat, rstd
+
+
+def layer_norm_backward(g2, x_hat, rstd, weight):
+    """dx = rstd (h - mean(h) - x_hat mean(h x_hat)), h = g weight, row by row (float32 (rows, D))."""
+    rows, D = g2.shape
+    dx = np.empty_like(g2)
+    _run(_loops.layer_norm_backward_loop, g2.size, g2, x_hat, rstd.reshape(rows), weight.reshape(D), dx)
+    return dx
+
+
+# ---- softmax (rows) ------------------------------------------------------------------------------------
+
+def softmax(x2):
+    """Softmax along the rows of a float32 C-contiguous (rows, n) x2, each row shifted by its own maximum;
+    weights below the smallest normal float32 are 0, as kernels/softmax.py's."""
+    y = np.empty_like(x2)
+    _run(_loops.softmax_forward_loop, x2.size, x2, y)
+    return y
+
+
+def softmax_backward(g2, y2):
+    """dx = y (g - sum(g y)) along the rows (float32 (rows, n)), subnormal results 0."""
+    dx = np.empty_like(g2)
+    _run(_loops.softmax_backward_loop, g2.size, g2, y2, dx)
+    return dx
 
 
 # ---- the loops ---------------------------------------------------------------------------------------
@@ -231,11 +268,96 @@ def gelu_backward_loop(x, cdf, g, out):
             i = tail_start(x, i + 1, hi)
 
 
+TINY = f32(np.finfo(np.float32).tiny)
+ZERO = f32(0.0)
+
+
+def row_sum(a):
+    """The sum of a float32 row, in float32 (numba may add it in vector lanes: 'reassoc' below)."""
+    s = ZERO
+    for j in range(a.size):
+        s += a[j]
+    return s
+
+
+def row_dot(a, b):
+    s = ZERO
+    for j in range(a.size):
+        s += a[j] * b[j]
+    return s
+
+
+def row_dot3(a, b, c):
+    s = ZERO
+    for j in range(a.size):
+        s += a[j] * b[j] * c[j]
+    return s
+
+
+def layer_norm_forward_loop(x, w, b, eps, y, x_hat, rstd):
+    # mean = E[x], var = E[(x - mean)^2], rstd = 1 / sqrt(var + eps), x_hat = (x - mean) rstd, y = x_hat w + b
+    rows, D = x.shape
+    for i in prange(rows):  # one row per iteration: its sums never depend on the threads
+        xr, hr, yr = x[i], x_hat[i], y[i]
+        mean = row_sum(xr) / f32(D)
+        for j in range(D):
+            hr[j] = xr[j] - mean
+        r = ONE / np.sqrt(row_dot(hr, hr) / f32(D) + eps)
+        rstd[i] = r
+        for j in range(D):
+            h = hr[j] * r
+            hr[j] = h
+            yr[j] = h * w[j] + b[j]
+
+
+def layer_norm_backward_loop(g, x_hat, rstd, w, dx):
+    # h = g w:  dx = rstd (h - mean(h) - x_hat mean(h x_hat))
+    rows, D = g.shape
+    for i in prange(rows):
+        gr, hr, dr = g[i], x_hat[i], dx[i]
+        mean_h, mean_hx, r = row_dot(gr, w) / f32(D), row_dot3(gr, w, hr) / f32(D), rstd[i]
+        for j in range(D):
+            dr[j] = (gr[j] * w[j] - mean_h - hr[j] * mean_hx) * r
+
+
+def softmax_forward_loop(x, y):
+    # y_j = exp(x_j - max x) / sum_k exp(x_k - max x), row by row; below the smallest normal float32: 0
+    rows, n = x.shape
+    for i in prange(rows):
+        xr, yr = x[i], y[i]
+        m = xr[0]
+        for j in range(1, n):
+            m = xr[j] if xr[j] > m else m  # (a NaN in the row makes the sum NaN below: a NaN row)
+        for j in range(n):
+            yr[j] = exp32(xr[j] - m)
+        total = row_sum(yr)
+        for j in range(n):
+            v = yr[j] / total  # a division, correctly rounded: one allowed key gives exactly 1
+            yr[j] = ZERO if v < TINY else v
+
+
+def softmax_backward_loop(g, y, dx):
+    # dx = y (g - sum(g y)); |dx| below the smallest normal float32: +0
+    rows, n = g.shape
+    for i in prange(rows):
+        gr, yr, dr = g[i], y[i], dx[i]
+        s = row_dot(gr, yr)
+        for j in range(n):
+            v = (gr[j] - s) * yr[j]
+            dr[j] = ZERO if abs(v) < TINY else v
+
+
 prange = range  # numba's prange once built; plain range for the Python functions before that
 _INLINED = ("scale2", "exp_reduced", "exp32", "exp_of_float64", "normal_cdf")  # in the order they call each other
 _HELPERS = ("normal_cdf_tail64", "tail_start")
+_REDUCING = ("row_sum", "row_dot", "row_dot3")  # with reassoc (their sums in vector lanes); LLVM inlines them
 _PARALLEL = ("gelu_forward_loop", "gelu_backward_loop")
+_ROWS = ("layer_norm_forward_loop", "layer_norm_backward_loop", "softmax_forward_loop", "softmax_backward_loop")
 FASTMATH = {"contract"}  # a * b + c may become one fused multiply-add (no other change of IEEE semantics)
+# The sums along a row (row_sum, row_dot, row_dot3: their own functions, so that the flag reaches no other
+# arithmetic, e.g. exp's reduction) also let LLVM reorder them ('reassoc': partial sums in vector lanes,
+# then added). The order is fixed by the machine code, not by the data or the threads: reproducible.
+REDUCING_FASTMATH = {"reassoc"}
 
 
 def _build():
@@ -246,11 +368,11 @@ def _build():
     from numba.core import types as nbtypes
     from numba.extending import intrinsic
 
-    def jit(function, **options):
+    def jit(function, fastmath=FASTMATH, **options):
         try:
-            return numba.njit(cache=True, fastmath=FASTMATH, **options)(function)
+            return numba.njit(cache=True, fastmath=fastmath, **options)(function)
         except RuntimeError:  # no cache folder can be written (read-only install, no home): uncached
-            return numba.njit(fastmath=FASTMATH, **options)(function)
+            return numba.njit(fastmath=fastmath, **options)(function)
 
     def float32_from_bits_intrinsic(typingctx, bits):
         sig = nbtypes.float32(nbtypes.int32)
@@ -268,8 +390,12 @@ def _build():
         names[name] = jit(names[name], inline="always")
     for name in _HELPERS:
         names[name] = jit(names[name])
+    for name in _REDUCING:
+        names[name] = jit(names[name], fastmath=FASTMATH | REDUCING_FASTMATH)
     for name in _PARALLEL:
         names[name] = jit(names[name], parallel=True)
+    for name in _ROWS:  # no contraction: g w - mean(g w) must round g w first (it is 0 for D = 1)
+        names[name] = jit(names[name], fastmath=False, parallel=True)
     return types.SimpleNamespace(set_num_threads=numba.set_num_threads,
                                  max_threads=numba.config.NUMBA_NUM_THREADS, numba=numba,
-                                 **{name: names[name] for name in _INLINED + _HELPERS + _PARALLEL})
+                                 **{name: names[name] for name in _INLINED + _HELPERS + _REDUCING + _PARALLEL + _ROWS})

@@ -9,7 +9,7 @@ import numpy as np
 from ..composites import softmax as composites
 from ..composites import stands_in_for
 from ..function import Function
-from . import threads
+from . import compiled, threads
 from .rowwise import _SMALLEST_TOTAL, dot_along, row_max, shifted_exp, sum_along
 
 
@@ -44,7 +44,9 @@ class Softmax(Function, arrays=True):
     def forward(ctx, x, dim):
         # y_i = exp(x_i - max x) / sum_j exp(x_j - max x)
         x2 = _last_dim_rows(x, dim)
-        if x2 is not None:
+        if x2 is not None and compiled.usable(x2):
+            y = compiled.softmax(x2)  # numba's loop (kernels/compiled.py): each row shifted by its own max
+        elif x2 is not None:
             y = _softmax_rows(x2)
         else:
             _, y, total = shifted_exp(x, dim, keep_shifted=False)  # softmax(x) = softmax(x - c): no overflow in exp
@@ -66,6 +68,8 @@ class Softmax(Function, arrays=True):
             dx *= y
             return _flush_subnormals(dx, signed=True), None
         y2 = y.reshape(g2.shape)
+        if compiled.usable(g2, y2):
+            return compiled.softmax_backward(g2, y2).reshape(grad.shape), None
         dx = np.empty_like(g2)
 
         def rows(lo, hi):

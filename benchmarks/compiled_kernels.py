@@ -1,0 +1,98 @@
+"""The compiled layer (minigrad/kernels/compiled.py, numba) against the NumPy kernels and PyTorch, one
+thread each, on the float32 shapes of nanoGPT's CPU step: forward + backward of each op through the
+public API, the three interleaved in every round, min and median of the rounds in microseconds.
+
+    python benchmarks/compiled_kernels.py [--rounds 30] [--crossover]
+
+--crossover also times GELU's forward + backward on and off the layer for small sizes: where the
+compiled call (numba's dispatch, several microseconds) starts to pay, which sets compiled.MIN_ELEMENTS.
+"""
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad.kernels import compiled
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def cases(rng):
+    x = rng.standard_normal((12, 64, 512)).astype(np.float32)  # GELU of the MLP: 393,216 numbers
+    s = rng.standard_normal((12, 4, 64, 64)).astype(np.float32)  # attention's softmax
+    h = rng.standard_normal((12, 64, 128)).astype(np.float32)  # layer norm over n_embd = 128
+    w, b = rng.standard_normal(128).astype(np.float32), rng.standard_normal(128).astype(np.float32)
+    return {
+        "gelu (12,64,512)": (lambda lib, x: lib.nn.functional.gelu(x), [x]),
+        "softmax (12,4,64,64)": (lambda lib, x: lib.softmax(x, dim=-1), [s]),
+        "layer_norm (12,64,128)": (lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (128,), w, b), [h, w, b]),
+    }
+
+
+def step(lib, f, arrays, upstream):
+    leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+    f(lib, *leaves).backward(upstream)
+
+
+def timed(function, *args):
+    start = time.perf_counter()
+    function(*args)
+    return time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--crossover", action="store_true")
+    args = parser.parse_args()
+    mg.set_num_threads(1)
+    if torch is not None:
+        torch.set_num_threads(1)
+    start = time.perf_counter()
+    have = compiled.loops() is not None
+    print(f"numba: {'yes' if have else 'not installed'}; import {time.perf_counter() - start:.2f} s")
+    for name, (f, arrays) in cases(np.random.default_rng(0)).items():
+        shape = f(mg, *[mg.tensor(a) for a in arrays]).shape
+        up_mg = mg.tensor(np.random.default_rng(1).standard_normal(shape).astype(np.float32))
+        compiled.ENABLED = True
+        first = timed(step, mg, f, arrays, up_mg)  # compiles, or loads numba's cache
+        runs = {"numpy": [], "compiled": []}
+        if torch is not None:
+            runs["torch"] = []
+            up_t = torch.from_numpy(up_mg.numpy())
+        for _ in range(args.rounds):
+            for lib in runs:
+                compiled.ENABLED = lib == "compiled"
+                if lib == "torch":
+                    runs[lib].append(timed(step, torch, f, arrays, up_t))
+                else:
+                    runs[lib].append(timed(step, mg, f, arrays, up_mg))
+        figures = "  ".join(f"{lib} {min(t) * 1e6:6.0f} / {np.median(t) * 1e6:6.0f}" for lib, t in runs.items())
+        print(f"{name:24s} first call {first:5.2f} s   min / median us: {figures}")
+    if args.crossover:
+        for n in (1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 16):
+            x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+            up = mg.tensor(np.ones(n, np.float32))
+            times = {True: [], False: []}
+            saved = compiled.MIN_ELEMENTS
+            compiled.MIN_ELEMENTS = 1
+            for _ in range(args.rounds * 5):
+                for on in times:
+                    compiled.ENABLED = on
+                    times[on].append(timed(step, mg, lambda lib, x: lib.nn.functional.gelu(x), [x], up))
+            compiled.MIN_ELEMENTS = saved
+            print(f"gelu n={n:6d}: numpy {np.median(times[False]) * 1e6:6.1f} us, compiled {np.median(times[True]) * 1e6:6.1f} us (medians)")
+    compiled.ENABLED = True
+
+
+if __name__ == "__main__":
+    main()
