@@ -218,3 +218,33 @@ def test_row_loops_do_not_depend_on_the_thread_count():
         loops.softmax_backward_loop(g, s, ds)
         results.append(b"".join(a.tobytes() for a in (y, x_hat, rstd, dx, s, ds)))
     assert all(r == results[0] for r in results)
+
+
+@pytest.mark.parametrize("options", [dict(), dict(weight_decay=0.1), dict(maximize=True, weight_decay=0.0),
+                                     dict(amsgrad=True)])
+@pytest.mark.parametrize("optimizer", ["AdamW", "Adam"])
+def test_adam_update_gives_the_numpy_bits(optimizer, options):
+    """The compiled update does the NumPy update's float32 operations in its order: the same bits."""
+    rng = np.random.default_rng(4)
+    start = [rng.standard_normal(s).astype(np.float32) for s in ((64, 48), (5000,), (7,))]
+    grads = [[rng.standard_normal(a.shape).astype(np.float32) * 10.0 ** rng.integers(-6, 3) for a in start]
+             for _ in range(4)]
+    results = []
+    saved = compiled.ENABLED
+    try:
+        for on in (True, False):
+            compiled.ENABLED = on
+            params = [mg.tensor(a.copy(), requires_grad=True) for a in start]
+            opt = getattr(mg.optim, optimizer)(params, lr=1e-2, **options)
+            for step in grads:
+                for p, g in zip(params, step):
+                    p.grad = mg.tensor(g)
+                opt.step()
+            results.append([p.detach().numpy().tobytes() for p in params]
+                           + [opt.state[p][k].tobytes() for p in params for k in ("exp_avg", "exp_avg_sq")])
+    finally:
+        compiled.ENABLED = saved
+    assert results[0] == results[1]
+    assert results[0][0] != start[0].tobytes()
+    assert options.get("amsgrad") or (optimizer == "Adam" and options.get("weight_decay")) or \
+        compiled.loops().adam_loop.signatures  # the compiled loop did run

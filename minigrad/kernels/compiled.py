@@ -142,6 +142,16 @@ def softmax_backward(g2, y2):
     return dx
 
 
+# ---- Adam / AdamW's update ----------------------------------------------------------------------------
+
+def adam_update(p, g, m, v, decay, beta1, beta2, bias2_sqrt, eps, step_size):
+    """optim/adam.py's update of one float32 parameter, in place, element by element with the same
+    float32 operations in the same order (so the same bits):  p *= decay;  m = beta1 m + (1 - beta1) g;
+    v = beta2 v + (1 - beta2) g g;  p -= step_size m / (sqrt(v) / bias2_sqrt + eps)."""
+    c = [np.float32(a) for a in (decay, beta1, 1.0 - beta1, beta2, 1.0 - beta2, bias2_sqrt, eps, step_size)]
+    _run(_loops.adam_loop, p.size, p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), *c)
+
+
 # ---- the loops ---------------------------------------------------------------------------------------
 # Plain Python functions at module level (so that numba's cache finds them again in a later process),
 # made numba functions in place by _build() on first use. Their constants are module globals, which
@@ -347,12 +357,26 @@ def softmax_backward_loop(g, y, dx):
             dr[j] = ZERO if abs(v) < TINY else v
 
 
+def adam_loop(p, g, m, v, decay, beta1, one_minus_beta1, beta2, one_minus_beta2, bias2_sqrt, eps, step_size):
+    n = p.size
+    for b in prange((n + BLOCK - 1) // BLOCK):
+        lo, hi = b * BLOCK, min(n, (b + 1) * BLOCK)
+        pb, gb, mb, vb = p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]
+        for i in range(hi - lo):
+            gi = gb[i]
+            mi = mb[i] * beta1 + gi * one_minus_beta1
+            vi = vb[i] * beta2 + gi * one_minus_beta2 * gi
+            mb[i] = mi
+            vb[i] = vi
+            pb[i] = pb[i] * decay - mi / (np.sqrt(vi) / bias2_sqrt + eps) * step_size
+
+
 prange = range  # numba's prange once built; plain range for the Python functions before that
 _INLINED = ("scale2", "exp_reduced", "exp32", "exp_of_float64", "normal_cdf")  # in the order they call each other
 _HELPERS = ("normal_cdf_tail64", "tail_start")
 _REDUCING = ("row_sum", "row_dot", "row_dot3")  # with reassoc (their sums in vector lanes); LLVM inlines them
 _PARALLEL = ("gelu_forward_loop", "gelu_backward_loop")
-_ROWS = ("layer_norm_forward_loop", "layer_norm_backward_loop", "softmax_forward_loop", "softmax_backward_loop")
+_ROWS = ("adam_loop", "layer_norm_forward_loop", "layer_norm_backward_loop", "softmax_forward_loop", "softmax_backward_loop")
 FASTMATH = {"contract"}  # a * b + c may become one fused multiply-add (no other change of IEEE semantics)
 # The sums along a row (row_sum, row_dot, row_dot3: their own functions, so that the flag reaches no other
 # arithmetic, e.g. exp's reduction) also let LLVM reorder them ('reassoc': partial sums in vector lanes,
@@ -394,7 +418,7 @@ def _build():
         names[name] = jit(names[name], fastmath=FASTMATH | REDUCING_FASTMATH)
     for name in _PARALLEL:
         names[name] = jit(names[name], parallel=True)
-    for name in _ROWS:  # no contraction: g w - mean(g w) must round g w first (it is 0 for D = 1)
+    for name in _ROWS:  # no contraction: g w - mean(g w) must round g w first (0 for D = 1); Adam's bits
         names[name] = jit(names[name], fastmath=False, parallel=True)
     return types.SimpleNamespace(set_num_threads=numba.set_num_threads,
                                  max_threads=numba.config.NUMBA_NUM_THREADS, numba=numba,
