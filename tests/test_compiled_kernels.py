@@ -227,7 +227,7 @@ def test_adam_update_gives_the_numpy_bits(optimizer, options):
     """The compiled update does the NumPy update's float32 operations in its order: the same bits."""
     rng = np.random.default_rng(4)
     start = [rng.standard_normal(s).astype(np.float32) for s in ((64, 48), (5000,), (7,))]
-    grads = [[rng.standard_normal(a.shape).astype(np.float32) * 10.0 ** rng.integers(-6, 3) for a in start]
+    grads = [[(rng.standard_normal(a.shape) * 10.0 ** rng.integers(-6, 3)).astype(np.float32) for a in start]
              for _ in range(4)]
     results = []
     saved = compiled.ENABLED
