@@ -2,10 +2,13 @@
 thread each, on the float32 shapes of nanoGPT's CPU step: forward + backward of each op through the
 public API, the three interleaved in every round, min and median of the rounds in microseconds.
 
-    python benchmarks/compiled_kernels.py [--rounds 30] [--crossover]
+    python benchmarks/compiled_kernels.py [--rounds 30] [--crossover] [--accuracy]
 
 --crossover also times GELU's forward + backward on and off the layer for small sizes: where the
 compiled call (numba's dispatch, several microseconds) starts to pay, which sets compiled.MIN_ELEMENTS.
+--accuracy prints each case's float32 error on the three paths against minigrad in float64 (which is
+NumPy's): the largest absolute error of the output and of the first input's gradient over the largest
+magnitude, as benchmarks/float32_accuracy.py measures.
 """
 import argparse
 import os
@@ -53,6 +56,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--crossover", action="store_true")
+    parser.add_argument("--accuracy", action="store_true")
     args = parser.parse_args()
     mg.set_num_threads(1)
     if torch is not None:
@@ -78,6 +82,8 @@ def main():
                     runs[lib].append(timed(step, mg, f, arrays, up_mg))
         figures = "  ".join(f"{lib} {min(t) * 1e6:6.0f} / {np.median(t) * 1e6:6.0f}" for lib, t in runs.items())
         print(f"{name:24s} first call {first:5.2f} s   min / median us: {figures}")
+    if args.accuracy:
+        accuracy()
     if args.crossover:
         for n in (1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 16):
             x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
@@ -91,6 +97,32 @@ def main():
                     times[on].append(timed(step, mg, lambda lib, x: lib.nn.functional.gelu(x), [x], up))
             compiled.MIN_ELEMENTS = saved
             print(f"gelu n={n:6d}: numpy {np.median(times[False]) * 1e6:6.1f} us, compiled {np.median(times[True]) * 1e6:6.1f} us (medians)")
+    compiled.ENABLED = True
+
+
+def outputs(lib, f, arrays, upstream):
+    leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = f(lib, *leaves)
+    out.backward(upstream)
+    return [np.asarray(out.detach().numpy(), np.float64), np.asarray(leaves[0].grad.numpy(), np.float64)]
+
+
+def accuracy():
+    for name, (f, arrays) in cases(np.random.default_rng(2)).items():
+        shape = f(mg, *[mg.tensor(a) for a in arrays]).shape
+        up = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+        compiled.ENABLED = True
+        want = outputs(mg, f, [a.astype(np.float64) for a in arrays], mg.tensor(up.astype(np.float64)))
+        rows = {}
+        for lib in ("numpy", "compiled", "torch"):
+            if lib == "torch" and torch is None:
+                continue
+            compiled.ENABLED = lib == "compiled"
+            module, upstream = (torch, torch.from_numpy(up)) if lib == "torch" else (mg, mg.tensor(up))
+            got = outputs(module, f, arrays, upstream)
+            rows[lib] = [np.abs(g - w).max() / np.abs(w).max() for g, w in zip(got, want)]
+        print(f"{name:24s} relative error, output / gradient: "
+              + "  ".join(f"{lib} {a:.2e} / {b:.2e}" for lib, (a, b) in rows.items()))
     compiled.ENABLED = True
 
 
