@@ -248,3 +248,26 @@ def test_adam_update_gives_the_numpy_bits(optimizer, options):
     assert results[0][0] != start[0].tobytes()
     assert options.get("amsgrad") or (optimizer == "Adam" and options.get("weight_decay")) or \
         compiled.loops().adam_loop.signatures  # the compiled loop did run
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_runs_the_numpy_kernels():
+    """GNU OpenMP terminates a forked child that starts a parallel loop: the child takes NumPy's path."""
+    import os
+
+    x = np.random.default_rng(6).standard_normal(1 << 17).astype(np.float32)
+    loops = compiled.loops()
+    loops.set_num_threads(loops.max_threads)
+    loops.gelu_forward_loop(x, np.empty_like(x), np.empty_like(x))  # the parent's threads have started
+    want = F.gelu(mg.tensor(x)).numpy()
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if GELU there works and agrees
+        try:
+            got = F.gelu(mg.tensor(x)).numpy()
+            ok = np.allclose(got, want, rtol=3e-5, atol=1e-30) and not compiled.usable(x)
+            os._exit(0 if ok else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert compiled.usable(x)  # the parent keeps the layer

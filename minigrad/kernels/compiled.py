@@ -60,12 +60,27 @@ _loops = None  # the compiled loops (a namespace) once built; False when numba c
 def usable(*arrays):
     """Whether the compiled loops take these arrays: on, numba importable, all float32, C-contiguous,
     and the first at least MIN_ELEMENTS elements."""
-    if not ENABLED or arrays[0].size < MIN_ELEMENTS:
+    if not ENABLED or arrays[0].size < MIN_ELEMENTS or _forked:
         return False
     for a in arrays:
         if a.dtype != _F32 or not a.flags.c_contiguous:
             return False
     return loops() is not None
+
+
+# GNU OpenMP (numba's threading layer here, with no TBB) cannot run in a child forked from a process that
+# used it: numba terminates the child ("fork() called from a process already using GNU OpenMP"), even
+# on one thread. Such a child (a DataLoader worker, multiprocessing's fork) runs the NumPy kernels.
+_forked = False
+
+
+def _after_fork_in_child():
+    global _forked
+    if _loops:
+        try:
+            _forked = _forked or _loops.numba.threading_layer() == "omp"
+        except ValueError:  # no parallel loop has run yet: the child may start its own threads
+            pass
 
 
 def loops():
@@ -412,6 +427,7 @@ def _build():
         return sig, codegen
 
     float32_from_bits_intrinsic.__name__ = "float32_from_bits"
+    os.register_at_fork(after_in_child=_after_fork_in_child)
     names = globals()
     names["prange"] = numba.prange
     names["float32_from_bits"] = intrinsic(float32_from_bits_intrinsic)
