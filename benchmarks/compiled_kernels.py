@@ -2,10 +2,13 @@
 thread each, on the float32 shapes of nanoGPT's CPU step: forward + backward of each op through the
 public API, the three interleaved in every round, min and median of the rounds in microseconds.
 
-    python benchmarks/compiled_kernels.py [--rounds 30] [--crossover] [--accuracy]
+    python benchmarks/compiled_kernels.py [--rounds 30] [--crossover] [--accuracy] [--step N]
 
 --crossover also times GELU's forward + backward on and off the layer for small sizes: where the
 compiled call (numba's dispatch, several microseconds) starts to pay, which sets compiled.MIN_ELEMENTS.
+--step N times nanoGPT's training step at its CPU settings (tests/torch_code/nanogpt_style.py, as
+benchmarks/nanogpt_step.py builds it) in this one process for N rounds, each round one step with the
+layer off, one on, and one on with the loops kept to one thread: min and median ms, on minigrad's threads.
 --accuracy prints each case's float32 error on the three paths against minigrad in float64 (which is
 NumPy's): the largest absolute error of the output and of the first input's gradient over the largest
 magnitude, as benchmarks/float32_accuracy.py measures.
@@ -57,7 +60,10 @@ def main():
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--crossover", action="store_true")
     parser.add_argument("--accuracy", action="store_true")
+    parser.add_argument("--step", type=int, default=0, metavar="N")
     args = parser.parse_args()
+    if args.step:
+        return nanogpt_steps(args.step)
     mg.set_num_threads(1)
     if torch is not None:
         torch.set_num_threads(1)
@@ -98,6 +104,45 @@ def main():
             compiled.MIN_ELEMENTS = saved
             print(f"gelu n={n:6d}: numpy {np.median(times[False]) * 1e6:6.1f} us, compiled {np.median(times[True]) * 1e6:6.1f} us (medians)")
     compiled.ENABLED = True
+
+
+def nanogpt_steps(rounds):
+    import statistics
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "torch_code"))
+    import nanogpt_style
+
+    gpt = nanogpt_style.build(mg)
+    mg.manual_seed(1337)
+    config = gpt.GPTConfig(vocab_size=65, block_size=64, n_layer=4, n_head=4, n_embd=128, dropout=0.0, bias=False)
+    model = gpt.GPT(config)
+    optimizer = model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), "cpu")
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 65, size=200_000).astype(np.uint16)
+
+    def batch():
+        ix = rng.integers(len(data) - 64, size=12)
+        return (mg.stack([mg.from_numpy(data[i:i + 64].astype(np.int64)) for i in ix]),
+                mg.stack([mg.from_numpy(data[i + 1:i + 65].astype(np.int64)) for i in ix]))
+
+    def step(x, y):
+        _, loss = model(x, y)
+        loss.backward()
+        mg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    configs = {"off": (False, compiled.PARALLEL_ELEMENTS), "on": (True, compiled.PARALLEL_ELEMENTS),
+               "on, loops on 1 thread": (True, 1 << 62)}
+    times = {name: [] for name in configs}
+    for _ in range(rounds + 3):
+        for name, (on, parallel) in configs.items():
+            compiled.ENABLED, compiled.PARALLEL_ELEMENTS = on, parallel
+            x, y = batch()
+            times[name].append(timed(step, x, y))
+    for name, t in times.items():
+        print(f"nanoGPT step, layer {name:22s} min {min(t[3:]) * 1e3:6.1f}  median {statistics.median(t[3:]) * 1e3:6.1f} ms")
 
 
 def outputs(lib, f, arrays, upstream):
