@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import minigrad as mg
-from minigrad.kernels import threads
+from minigrad.kernels import compiled, threads
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = 12
@@ -291,6 +291,8 @@ def test_row_blocked_kernels_are_bit_identical_to_unblocked_for_any_thread_count
     monkeypatch.setattr(threads, "_run", lambda tasks, run=threads._run: cuts.append(len(tasks)) or run(tasks))
     monkeypatch.setattr(threads, "SHARE_ROW_BLOCKS", True)  # the blocks really run on the worker threads
     monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)
+    # the NumPy kernels' row blocks (the compiled layer's loops: tests/test_compiled_kernels.py)
+    monkeypatch.setattr(compiled, "ENABLED", False)
     before = mg.get_num_threads()
     try:
         monkeypatch.setattr(threads, "ELEMENTS_PER_ROW_BLOCK", 2**62)

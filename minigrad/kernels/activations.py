@@ -14,7 +14,7 @@ from ..composites import stands_in_for
 from ..function import Function
 from ..ops.special import _erf_float32 as erf_float32_block
 from ..ops.special import erf
-from . import elementwise, threads
+from . import compiled, elementwise, threads
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
@@ -48,6 +48,10 @@ class GELU(Function, arrays=True):
         ctx.approximate = approximate
         if approximate == "tanh":
             return elementwise.gelu_tanh(x)  # as x sigmoid(2u): no 1 + tanh(u) that cancels for x << 0
+        if compiled.usable(x):  # numba's loop (kernels/compiled.py), where installed: the same values
+            y, cdf = compiled.gelu(x)
+            ctx.cdf, ctx.blocked = cdf.reshape(-1), True
+            return y
         if x.dtype == np.float32 and x.flags.c_contiguous:
             # Phi(x) = (1 + erf(x / sqrt 2)) / 2 and y = x Phi(x), block by block
             flat, y, cdf = x.reshape(-1), np.empty(x.size, np.float32), np.empty(x.size, np.float32)
@@ -83,6 +87,8 @@ class GELU(Function, arrays=True):
         # d/dx x Phi(x) = Phi(x) + x phi(x),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi); in place after the first
         if ctx.blocked and grad.dtype == np.float32:
             flat, g, cdf = x.reshape(-1), np.ascontiguousarray(grad).reshape(-1), ctx.cdf
+            if compiled.usable(flat, g):
+                return compiled.gelu_backward(flat, cdf, g).reshape(x.shape), None
             out = np.empty(x.size, np.float32)
 
             def block(lo, hi):

@@ -12,7 +12,7 @@ import numpy as np
 from ..composites import normalization as composites
 from ..composites import stands_in_for
 from ..function import Function
-from . import summation
+from . import compiled, summation
 from .rowwise import dot_along, sum_along
 
 
@@ -25,13 +25,17 @@ class LayerNorm(Function, arrays=True):
         # y = (x - mean) / sqrt(var + eps) * w + b, mean and (biased) var over the last n_dims dims
         D = int(np.prod(x.shape[x.ndim - n_dims:]))
         x2 = x.reshape(-1, D)  # (..., *normalized_shape) -> (rows, D)
+        ctx.shape, ctx.D, ctx.param_shape, ctx.eps = x.shape, D, x.shape[x.ndim - n_dims:], eps
+        if weight is not None and bias is not None and compiled.usable(x2, weight, bias):
+            y, x_hat, rstd = compiled.layer_norm(x2, weight, bias, eps)  # numba's loop (kernels/compiled.py)
+            ctx.save_for_backward(x_hat, rstd, weight)
+            return y.reshape(x.shape)
         centered = x2 - sum_along(x2, 1) / D
         var = dot_along(centered, centered, 1) / D
         rstd = 1.0 / np.sqrt(var + eps)  # (rows, 1)
         x_hat = centered
         x_hat *= rstd  # reuse the buffer: centered is not needed again
         ctx.save_for_backward(x_hat, rstd, weight)
-        ctx.shape, ctx.D, ctx.param_shape, ctx.eps = x.shape, D, x.shape[x.ndim - n_dims:], eps
         if weight is None:
             y = x_hat.copy() if bias is None else x_hat + bias.reshape(D)
         else:
@@ -50,7 +54,9 @@ class LayerNorm(Function, arrays=True):
         D = ctx.D
         g2 = grad.reshape(-1, D)
         grad_x = grad_w = grad_b = None
-        if need_x:
+        if need_x and weight is not None and compiled.usable(g2, x_hat, weight):
+            grad_x = compiled.layer_norm_backward(g2, x_hat, rstd, weight).reshape(ctx.shape)
+        elif need_x:
             h = g2 * weight.reshape(D) if weight is not None else g2.copy()  # a new array, updated in place
             mean_hx = dot_along(h, x_hat, 1) / D
             h -= sum_along(h, 1) / D

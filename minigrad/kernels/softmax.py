@@ -9,7 +9,7 @@ import numpy as np
 from ..composites import softmax as composites
 from ..composites import stands_in_for
 from ..function import Function
-from . import threads
+from . import compiled, threads
 from .rowwise import _SMALLEST_TOTAL, dot_along, row_max, shifted_exp, sum_along
 
 
@@ -70,6 +70,8 @@ class Softmax(Function, arrays=True):
 
 def softmax_grad_rows(g2, y2):
     """dx = y * (g - rowsum(g * y)) along the rows of 2-D g2 and y2 (softmax's backward, in row blocks)."""
+    if compiled.usable(g2, y2):
+        return compiled.softmax_backward(g2, y2)
     dx = np.empty_like(g2)
 
     def rows(lo, hi):
@@ -115,7 +117,10 @@ def _softmax_rows(x2):
     As shifted_exp, each row is shifted by the maximum of the whole tensor, except a row whose sum
     of exponentials underflows with that shift (see shifted_exp): it alone is redone with its own
     maximum. The choice is made row by row, so no row depends on the others or on the blocks.
+    With the compiled kernels (kernels/compiled.py), numba's loop shifts each row by its own maximum.
     """
+    if compiled.usable(x2):
+        return compiled.softmax(x2)
     y = np.empty_like(x2)
     c = x2.max()
     smallest = _SMALLEST_TOTAL.get(x2.dtype, 0.0)

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..kernels import compiled
 from .optimizer import Optimizer, check_implementation_flags, check_number
 
 
@@ -72,6 +73,13 @@ class Adam(Optimizer):
                     scratch_of[dtype] = np.empty(max(sizes), dtype)
                 tmp = scratch_of[dtype][:p._array.size].reshape(p._array.shape)
 
+                decoupled = weight_decay != 0 and group["decoupled_weight_decay"]
+                if not amsgrad and compiled.usable(p._array, grad, m, v) and (decoupled or weight_decay == 0):
+                    # kernels/compiled.py: the same float32 operations below, in one pass (the same bits)
+                    compiled.adam_update(p._array, grad, m, v, 1.0 - lr * weight_decay, beta1, beta2,
+                                         math.sqrt(1.0 - beta2 ** t), eps, lr / (1.0 - beta1 ** t))
+                    p._bump_version()
+                    continue
                 if weight_decay != 0:
                     if group["decoupled_weight_decay"]:
                         # AdamW: p = p * (1 - lr * weight_decay)

@@ -1,0 +1,175 @@
+"""The compiled layer (minigrad/kernels/compiled.py, numba) against the NumPy kernels and PyTorch, one
+thread each, on the float32 shapes of nanoGPT's CPU step: forward + backward of each op through the
+public API, the three interleaved in every round, min and median of the rounds in microseconds.
+
+    python benchmarks/compiled_kernels.py [--rounds 30] [--crossover] [--accuracy] [--step N]
+
+--crossover also times GELU's forward + backward on and off the layer for small sizes: where the
+compiled call (numba's dispatch, several microseconds) starts to pay, which sets compiled.MIN_ELEMENTS.
+--step N times nanoGPT's training step at its CPU settings (tests/torch_code/nanogpt_style.py, as
+benchmarks/nanogpt_step.py builds it) in this one process for N rounds, each round one step with the
+layer off, one on, and one on with the loops kept to one thread: min and median ms, on minigrad's threads.
+--accuracy prints each case's float32 error on the three paths against minigrad in float64 (which is
+NumPy's): the largest absolute error of the output and of the first input's gradient over the largest
+magnitude, as benchmarks/float32_accuracy.py measures.
+"""
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad.kernels import compiled
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def cases(rng):
+    x = rng.standard_normal((12, 64, 512)).astype(np.float32)  # GELU of the MLP: 393,216 numbers
+    s = rng.standard_normal((12, 4, 64, 64)).astype(np.float32)  # attention's softmax
+    h = rng.standard_normal((12, 64, 128)).astype(np.float32)  # layer norm over n_embd = 128
+    w, b = rng.standard_normal(128).astype(np.float32), rng.standard_normal(128).astype(np.float32)
+    return {
+        "gelu (12,64,512)": (lambda lib, x: lib.nn.functional.gelu(x), [x]),
+        "softmax (12,4,64,64)": (lambda lib, x: lib.softmax(x, dim=-1), [s]),
+        "layer_norm (12,64,128)": (lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (128,), w, b), [h, w, b]),
+    }
+
+
+def step(lib, f, arrays, upstream):
+    leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+    f(lib, *leaves).backward(upstream)
+
+
+def timed(function, *args):
+    start = time.perf_counter()
+    function(*args)
+    return time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--crossover", action="store_true")
+    parser.add_argument("--accuracy", action="store_true")
+    parser.add_argument("--step", type=int, default=0, metavar="N")
+    args = parser.parse_args()
+    if args.step:
+        return nanogpt_steps(args.step)
+    mg.set_num_threads(1)
+    if torch is not None:
+        torch.set_num_threads(1)
+    start = time.perf_counter()
+    have = compiled.loops() is not None
+    print(f"numba: {'yes' if have else 'not installed'}; import {time.perf_counter() - start:.2f} s")
+    for name, (f, arrays) in cases(np.random.default_rng(0)).items():
+        shape = f(mg, *[mg.tensor(a) for a in arrays]).shape
+        up_mg = mg.tensor(np.random.default_rng(1).standard_normal(shape).astype(np.float32))
+        compiled.ENABLED = True
+        first = timed(step, mg, f, arrays, up_mg)  # compiles, or loads numba's cache
+        runs = {"numpy": [], "compiled": []}
+        if torch is not None:
+            runs["torch"] = []
+            up_t = torch.from_numpy(up_mg.numpy())
+        for _ in range(args.rounds):
+            for lib in runs:
+                compiled.ENABLED = lib == "compiled"
+                if lib == "torch":
+                    runs[lib].append(timed(step, torch, f, arrays, up_t))
+                else:
+                    runs[lib].append(timed(step, mg, f, arrays, up_mg))
+        figures = "  ".join(f"{lib} {min(t) * 1e6:6.0f} / {np.median(t) * 1e6:6.0f}" for lib, t in runs.items())
+        print(f"{name:24s} first call {first:5.2f} s   min / median us: {figures}")
+    if args.accuracy:
+        accuracy()
+    if args.crossover:
+        for n in (1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 16):
+            x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+            up = mg.tensor(np.ones(n, np.float32))
+            times = {True: [], False: []}
+            saved = compiled.MIN_ELEMENTS
+            compiled.MIN_ELEMENTS = 1
+            for _ in range(args.rounds * 5):
+                for on in times:
+                    compiled.ENABLED = on
+                    times[on].append(timed(step, mg, lambda lib, x: lib.nn.functional.gelu(x), [x], up))
+            compiled.MIN_ELEMENTS = saved
+            print(f"gelu n={n:6d}: numpy {np.median(times[False]) * 1e6:6.1f} us, compiled {np.median(times[True]) * 1e6:6.1f} us (medians)")
+    compiled.ENABLED = True
+
+
+def nanogpt_steps(rounds):
+    import statistics
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "torch_code"))
+    import nanogpt_style
+
+    gpt = nanogpt_style.build(mg)
+    mg.manual_seed(1337)
+    config = gpt.GPTConfig(vocab_size=65, block_size=64, n_layer=4, n_head=4, n_embd=128, dropout=0.0, bias=False)
+    model = gpt.GPT(config)
+    optimizer = model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), "cpu")
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 65, size=200_000).astype(np.uint16)
+
+    def batch():
+        ix = rng.integers(len(data) - 64, size=12)
+        return (mg.stack([mg.from_numpy(data[i:i + 64].astype(np.int64)) for i in ix]),
+                mg.stack([mg.from_numpy(data[i + 1:i + 65].astype(np.int64)) for i in ix]))
+
+    def step(x, y):
+        _, loss = model(x, y)
+        loss.backward()
+        mg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    configs = {"off": (False, compiled.PARALLEL_ELEMENTS), "on": (True, compiled.PARALLEL_ELEMENTS),
+               "on, loops on 1 thread": (True, 1 << 62)}
+    times = {name: [] for name in configs}
+    for _ in range(rounds + 3):
+        for name, (on, parallel) in configs.items():
+            compiled.ENABLED, compiled.PARALLEL_ELEMENTS = on, parallel
+            x, y = batch()
+            times[name].append(timed(step, x, y))
+    for name, t in times.items():
+        print(f"nanoGPT step, layer {name:22s} min {min(t[3:]) * 1e3:6.1f}  median {statistics.median(t[3:]) * 1e3:6.1f} ms")
+
+
+def outputs(lib, f, arrays, upstream):
+    leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = f(lib, *leaves)
+    out.backward(upstream)
+    return [np.asarray(out.detach().numpy(), np.float64), np.asarray(leaves[0].grad.numpy(), np.float64)]
+
+
+def accuracy():
+    for name, (f, arrays) in cases(np.random.default_rng(2)).items():
+        shape = f(mg, *[mg.tensor(a) for a in arrays]).shape
+        up = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+        compiled.ENABLED = True
+        want = outputs(mg, f, [a.astype(np.float64) for a in arrays], mg.tensor(up.astype(np.float64)))
+        rows = {}
+        for lib in ("numpy", "compiled", "torch"):
+            if lib == "torch" and torch is None:
+                continue
+            compiled.ENABLED = lib == "compiled"
+            module, upstream = (torch, torch.from_numpy(up)) if lib == "torch" else (mg, mg.tensor(up))
+            got = outputs(module, f, arrays, upstream)
+            rows[lib] = [np.abs(g - w).max() / np.abs(w).max() for g, w in zip(got, want)]
+        print(f"{name:24s} relative error, output / gradient: "
+              + "  ".join(f"{lib} {a:.2e} / {b:.2e}" for lib, (a, b) in rows.items()))
+    compiled.ENABLED = True
+
+
+if __name__ == "__main__":
+    main()
