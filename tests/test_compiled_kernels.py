@@ -4,7 +4,11 @@ on many shapes and on the edges (tails, +-inf, NaN, -0.0, subnormals, huge value
 on 1 and 2 threads. The NumPy kernels are the reference; mg.gradcheck runs in float64, which never
 takes the compiled path, so float32 backward passes are compared between the two paths here.
 Skipped where numba is not installed (`pip install "minigrad-transformer[fast]"`)."""
+import ast
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -273,3 +277,42 @@ def test_a_forked_child_runs_the_numpy_kernels():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert compiled.usable(x)  # the parent keeps the layer
+
+
+WATCH_THREADS = """
+import os, sys, threading, time
+import numpy as np
+import minigrad as mg
+from minigrad.kernels import compiled
+environment = dict(os.environ)
+mg.set_num_threads(2)
+x = np.random.default_rng(0).standard_normal(1 << 18).astype(np.float32)
+assert compiled.loops() is not None
+ours = {thread.native_id for thread in threading.enumerate()}  # Python's threads: this one, the matmul workers
+states = []
+for _ in range(5):
+    compiled._loops.set_num_threads(min(2, compiled._loops.max_threads))
+    compiled._loops.gelu_forward_loop(x, np.empty_like(x), np.empty_like(x))
+    time.sleep(0.005)
+    for task in os.listdir("/proc/self/task"):
+        if int(task) not in ours:
+            with open(f"/proc/self/task/{task}/stat") as f:
+                states.append(f.read().rsplit(")", 1)[1].split()[0])
+print(states, dict(os.environ) == environment)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads thread states from Linux's /proc")
+def test_numbas_threads_sleep_between_loops_and_the_environment_is_left_as_it_was():
+    # Spinning OpenMP workers count as running threads in /proc/loadavg: threads.idle_cores() would see
+    # no idle core, and the matrix products after every compiled loop would run on one thread. A process
+    # of its own: with PyTorch imported first (as in this test session), numba shares PyTorch's libgomp,
+    # whose waiting policy was read when PyTorch loaded it.
+    environment = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    done = subprocess.run([sys.executable, "-c", WATCH_THREADS], capture_output=True, text=True, env=environment,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    states, environment_kept = done.stdout.strip().rsplit(" ", 1)
+    states = ast.literal_eval(states)  # the one-letter states the child printed
+    assert states and states.count("R") <= 1, states  # asleep, not spinning (1: a thread caught late)
+    assert environment_kept == "True"  # OMP_WAIT_POLICY was set only while numba started its threads

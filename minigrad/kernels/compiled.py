@@ -429,6 +429,29 @@ FASTMATH = {"contract"}  # a * b + c may become one fused multiply-add (no other
 REDUCING_FASTMATH = {"reassoc"}
 
 
+def _start_threads_passive(numba):
+    """Start numba's threads with OpenMP's waiting policy PASSIVE, unless the user chose one.
+
+    GNU OpenMP's workers otherwise spin for a while after each parallel loop, and /proc/loadavg counts
+    them as running: threads.idle_cores() then saw no idle core, and the matrix products that followed
+    ran on one thread (nanoGPT's step, 2-core AMD EPYC: idle_cores() said 0 for 89% of its products;
+    72 ms per step, against 59 ms with the compiled loops off and 50 ms with passive workers). libgomp
+    reads the variable once, when numba first starts its threads, which happens here; the process's
+    environment is put back as it was afterwards.
+    """
+    chosen = "OMP_WAIT_POLICY" in os.environ
+    if not chosen:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        from numba.np.ufunc import parallel
+        parallel._launch_threads()
+    except (ImportError, AttributeError):  # another numba: its threads start at the first loop, spinning
+        pass
+    finally:
+        if not chosen:
+            del os.environ["OMP_WAIT_POLICY"]
+
+
 def _build():
     """Compile (or load from numba's cache) the loops: imports numba, which raises ImportError if absent."""
     import types
@@ -453,6 +476,7 @@ def _build():
 
     float32_from_bits_intrinsic.__name__ = "float32_from_bits"
     os.register_at_fork(after_in_child=_after_fork_in_child)
+    _start_threads_passive(numba)
     names = globals()
     names["prange"] = numba.prange
     names["float32_from_bits"] = intrinsic(float32_from_bits_intrinsic)
