@@ -250,41 +250,34 @@ def matmul(a, b):
 
 
 
-# Two products that do not depend on each other (a linear layer's dx = g W and dW = g^T x) share the
-# threads as one batch of tasks: the blocks of each (whole for one too small to cut, on one BLAS
-# thread) go to the caller and the workers together, when a core is idle. Each task is the call it is
-# when the product runs alone (the blocks' bits, which OpenBLAS's threads are only used where they
-# give), so the bits are those of matmul(a, b) and matmul(c, d), for any thread count. Measured for
-# nanoGPT's (768, 128) x (128, 128) pair on the 2-core AMD EPYC: 522 us one after the other on
-# OpenBLAS's two threads, 342 us side by side. Products below PAIR_MIN_MACS are not worth waking a
-# worker for.
+# Two products that do not depend on each other (a linear layer's dx = g W and dW = g^T x) and are each
+# too small to cut into blocks run side by side, each whole on one BLAS thread: one on the caller,
+# one on a worker, when a core is idle. Each is then the same single call it is alone on one thread,
+# so the bits are those of matmul(a, b) (the blocks' bits, which OpenBLAS's threads are only used
+# where they give). Measured for nanoGPT's (768, 128) x (128, 128) pair on the 2-core AMD EPYC: 522 us
+# one after the other on OpenBLAS's two threads, 342 us side by side. Larger products are cut into
+# blocks already; smaller ones (below PAIR_MIN_MACS each) are not worth waking a worker for.
 PAIR_MIN_MACS = 2**20
 
 
 def matmul_pair(a, b, c, d):
-    """(a @ b, c @ d), their blocks shared among the threads where that pays (see above); the same bits
-    as (matmul(a, b), matmul(c, d)) for any thread count."""
+    """(a @ b, c @ d), side by side on two threads where that pays (see above); the same bits as
+    (matmul(a, b), matmul(c, d)) for any thread count."""
     if _num_threads > 1 and _pairable(a, b) and _pairable(c, d) and (not ONLY_IDLE_CORES or idle_cores()):
-        first, first_tasks = _tasks_of(a, b)
-        second, second_tasks = _tasks_of(c, d)
-        _with_blas_threads(1, _run, first_tasks + second_tasks)
+        first = np.empty(a.shape[:-1] + b.shape[-1:], dtype=a.dtype)
+        second = np.empty(c.shape[:-1] + d.shape[-1:], dtype=c.dtype)
+        _with_blas_threads(1, _run, [partial(np.matmul, a, b, out=first), partial(np.matmul, c, d, out=second)])
         return first, second
     return matmul(a, b), matmul(c, d)
 
 
 def _pairable(a, b):
-    """A 2-D float product large enough to pay for a worker."""
-    return (a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype and a.dtype.char in "fd"
-            and a.shape[0] * a.shape[1] * b.shape[1] >= PAIR_MIN_MACS)
-
-
-def _tasks_of(a, b):
-    """The output of a @ b and the calls (on one BLAS thread) that fill it: its blocks, or one whole call."""
-    blocks, out = _blocks(a, b)
-    if blocks is None:
-        out = np.empty(a.shape[:-1] + b.shape[-1:], dtype=a.dtype)
-        blocks = [partial(np.matmul, a, b, out=out)]
-    return out, blocks
+    """A 2-D float product that matmul would compute in one call on one BLAS thread (uncut), large
+    enough to pay for a worker."""
+    if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or a.dtype.char not in "fd":
+        return False
+    macs = a.shape[0] * a.shape[1] * b.shape[1]
+    return PAIR_MIN_MACS <= macs and _blocks(a, b)[0] is None
 
 def _blocks(a, b):
     """The blocks of a @ b (calls that each write their slice of `out`) and `out`; (None, None) for a
