@@ -49,8 +49,7 @@ def main():
     choice = []
     threads.ONLY_IDLE_CORES = False  # each variant gets its threads, however busy the machine
     groups = {}  # products of the same shapes and layout, timed once, counted as often as they occur
-    recorded = train_step.record_products(train_step.SIZES[args.size])
-    for a, b in [operands[i:i + 2] for operands in recorded for i in range(0, len(operands), 2)]:  # pairs apart
+    for a, b in train_step.record_products(train_step.SIZES[args.size]):
         groups.setdefault((a.shape, a.strides, b.shape, b.strides), [a, b, 0])[2] += 1
     print(machine.describe("minigrad"))
     print(f"{args.size} step: {sum(g[2] for g in groups.values())} products of {len(groups)} kinds; "

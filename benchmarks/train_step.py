@@ -339,53 +339,45 @@ def run_peer(library, cfg, steps, warmup, check_path=None):
 
 
 def record_products(cfg):
-    """Every matrix product of one minigrad training step (after one warm-up step): (a, b) for a product
-    alone, (a, b, c, d) for two that a linear layer's backward runs side by side (threads.matmul_pair)."""
+    """Every matrix product (a, b) of one minigrad training step (after one warm-up step)."""
     import importlib
 
     from minigrad.kernels import threads
 
     # the modules themselves: minigrad.ops.matmul is also the name of a function
-    linear, ops_matmul = importlib.import_module("minigrad.kernels.linear"), importlib.import_module("minigrad.ops.matmul")
-    patched = [(linear, "matmul", threads.matmul), (ops_matmul, "threaded_matmul", threads.matmul),
-               (linear, "matmul_pair", threads.matmul_pair)]
+    modules = [importlib.import_module("minigrad.kernels.linear"), importlib.import_module("minigrad.ops.matmul")]
+    names = ["matmul", "threaded_matmul"]
     recorded = []
 
     def recording(a, b):
         recorded.append((a, b))  # the operands themselves, so that their memory layout is kept
         return threads.matmul(a, b)
 
-    def recording_pair(a, b, c, d):
-        recorded.append((a, b, c, d))
-        return threads.matmul_pair(a, b, c, d)
-
     step, _ = make_step("minigrad", cfg)
     step(0)
-    for module, name, original in patched:
-        setattr(module, name, recording_pair if name == "matmul_pair" else recording)
+    for module, name in zip(modules, names):
+        setattr(module, name, recording)
     try:
         step(1)
     finally:
-        for module, name, original in patched:
-            setattr(module, name, original)
+        for module, name in zip(modules, names):
+            setattr(module, name, threads.matmul)
     return recorded
 
 
 def gemm_time(cfg, steps):
-    """Median time of the matrix products of one minigrad step, replayed through minigrad's matmul
-    (and matmul_pair, where the step ran two side by side)."""
+    """Median time of the matrix products of one minigrad step, replayed through minigrad's matmul."""
     from minigrad.kernels import threads
 
     recorded = record_products(cfg)
     times = []
     for _ in range(steps):
         start = time.perf_counter()
-        for operands in recorded:
-            threads.matmul_pair(*operands) if len(operands) == 4 else threads.matmul(*operands)
+        for a, b in recorded:
+            threads.matmul(a, b)
         times.append(time.perf_counter() - start)
-    pairs = [operands[i:i + 2] for operands in recorded for i in range(0, len(operands), 2)]
-    flops = sum(2 * max(a.size * b.shape[-1], b.size * a.shape[-2]) for a, b in pairs)
-    return {"median_ms": 1000 * float(np.median(times)), "products": len(pairs), "gflop": flops / 1e9}
+    flops = sum(2 * max(a.size * b.shape[-1], b.size * a.shape[-2]) for a, b in recorded)
+    return {"median_ms": 1000 * float(np.median(times)), "products": len(recorded), "gflop": flops / 1e9}
 
 
 def profile_minigrad(cfg, steps):
