@@ -150,37 +150,6 @@ def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, 
     assert len(cuts) == 4 and len(set(cuts)) == 1 and cuts[0] >= 2  # really cut, and the same way each time
 
 
-@pytest.mark.parametrize("rows, n_in, n_out, dtype", [
-    (768, 128, 128, np.float32),    # nanoGPT's attention projection: a pair side by side
-    (768, 128, 65, np.float32),     # its vocabulary head
-    (300, 70, 90, np.float64),
-    (1536, 128, 512, np.float32),   # large enough to be cut into blocks: not paired
-])
-def test_a_linear_layers_two_gradient_products_side_by_side_give_the_bits_of_each_alone(rows, n_in, n_out, dtype,
-                                                                                        monkeypatch):
-    monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)  # the worker takes part, however busy the machine
-    rng = np.random.default_rng(1)
-    g = rng.standard_normal((rows, n_out)).astype(dtype)
-    w = rng.standard_normal((n_out, n_in)).astype(dtype)
-    x = rng.standard_normal((rows, n_in)).astype(dtype)
-    before = mg.get_num_threads()
-    try:
-        alone = [(threads.matmul(g, w), threads.matmul(g.T, x))]
-        one_by_one = []  # matmul_pair's calls of matmul: none where it runs the two side by side
-        monkeypatch.setattr(threads, "matmul", lambda a, b, alone=threads.matmul: one_by_one.append(1) or alone(a, b))
-        paired = []
-        for n in (1, 2, 3):
-            mg.set_num_threads(n)
-            paired.append(threads.matmul_pair(g, w, g.T, x))
-    finally:
-        mg.set_num_threads(before)
-    np.testing.assert_allclose(alone[0][0], g.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
-    for grad_x, grad_w in paired:
-        assert grad_x.tobytes() == alone[0][0].tobytes() and grad_w.tobytes() == alone[0][1].tobytes()
-    side_by_side = rows * n_in * n_out >= threads.PAIR_MIN_MACS and threads._blocks(g, w)[0] is None
-    assert len(one_by_one) == (2 if side_by_side else 6)  # side by side on 2 and 3 threads, where it should be
-
-
 @pytest.mark.skipif(threads._blas_get is None, reason="threadpoolctl finds no BLAS whose threads it can set")
 def test_openblas_threads_are_used_only_where_they_give_the_blocks_bits(monkeypatch):
     # Products of a training step (inner dims up to 512), and shapes where OpenBLAS's 2 threads add up

@@ -11,7 +11,7 @@ from ..composites import stands_in_for
 from ..errors import ShapeError
 from ..function import Function
 from . import summation
-from .threads import matmul, matmul_pair
+from .threads import matmul
 
 
 @stands_in_for(composites.linear)
@@ -39,12 +39,8 @@ class Linear(Function, arrays=True):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         g2 = grad.reshape(_rows(grad), weight.shape[0])  # (..., out) -> (N, out)
-        if need_x and need_w:  # two independent products: side by side where that pays (kernels/threads.py)
-            grad_x, grad_w = matmul_pair(g2, weight, g2.T, x.reshape(_rows(x), weight.shape[1]))
-            grad_x = grad_x.reshape(x.shape)
-        else:
-            grad_x = matmul(g2, weight).reshape(x.shape) if need_x else None
-            grad_w = matmul(g2.T, x.reshape(_rows(x), weight.shape[1])) if need_w else None  # (out, N) @ (N, in)
+        grad_x = matmul(g2, weight).reshape(x.shape) if need_x else None
+        grad_w = matmul(g2.T, x.reshape(_rows(x), weight.shape[1])) if need_w else None  # (out, N) @ (N, in)
         grad_b = summation.sum(g2, 0) if need_b else None
         return grad_x, grad_w, grad_b
 

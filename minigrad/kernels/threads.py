@@ -249,36 +249,6 @@ def matmul(a, b):
     return out
 
 
-
-# Two products that do not depend on each other (a linear layer's dx = g W and dW = g^T x) and are each
-# too small to cut into blocks run side by side, each whole on one BLAS thread: one on the caller,
-# one on a worker, when a core is idle. Each is then the same single call it is alone on one thread,
-# so the bits are those of matmul(a, b) (the blocks' bits, which OpenBLAS's threads are only used
-# where they give). Measured for nanoGPT's (768, 128) x (128, 128) pair on the 2-core AMD EPYC: 522 us
-# one after the other on OpenBLAS's two threads, 342 us side by side. Larger products are cut into
-# blocks already; smaller ones (below PAIR_MIN_MACS each) are not worth waking a worker for.
-PAIR_MIN_MACS = 2**20
-
-
-def matmul_pair(a, b, c, d):
-    """(a @ b, c @ d), side by side on two threads where that pays (see above); the same bits as
-    (matmul(a, b), matmul(c, d)) for any thread count."""
-    if _num_threads > 1 and _pairable(a, b) and _pairable(c, d) and (not ONLY_IDLE_CORES or idle_cores()):
-        first = np.empty(a.shape[:-1] + b.shape[-1:], dtype=a.dtype)
-        second = np.empty(c.shape[:-1] + d.shape[-1:], dtype=c.dtype)
-        _with_blas_threads(1, _run, [partial(np.matmul, a, b, out=first), partial(np.matmul, c, d, out=second)])
-        return first, second
-    return matmul(a, b), matmul(c, d)
-
-
-def _pairable(a, b):
-    """A 2-D float product that matmul would compute in one call on one BLAS thread (uncut), large
-    enough to pay for a worker."""
-    if a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or a.dtype.char not in "fd":
-        return False
-    macs = a.shape[0] * a.shape[1] * b.shape[1]
-    return PAIR_MIN_MACS <= macs and _blocks(a, b)[0] is None
-
 def _blocks(a, b):
     """The blocks of a @ b (calls that each write their slice of `out`) and `out`; (None, None) for a
     product too small to cut. The cut depends on the shapes only."""
