@@ -200,6 +200,20 @@ def test_layer_norm_matches_the_numpy_kernel(layer, shape):
         np.testing.assert_allclose(a, c, rtol=1e-4, atol=2e-4 * np.abs(c).max())
 
 
+def test_layer_norm_with_a_weight_and_no_bias_takes_the_loop_and_agrees(layer, monkeypatch):
+    # nanoGPT's LayerNorm(bias=False): the loop adds a bias of zeros
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((64, 128)).astype(np.float32), rng.standard_normal(128).astype(np.float32)
+    ran = []
+    monkeypatch.setattr(compiled, "layer_norm", lambda *a, run=compiled.layer_norm: ran.append(1) or run(*a))
+    f = lambda x, w: F.layer_norm(x, (128,), w, None, eps=1e-5)  # noqa: E731
+    (y1, d1), (y0, d0) = layer(True, f, x, w), layer(False, f, x, w)
+    assert ran == [1]
+    np.testing.assert_allclose(y1, y0, rtol=1e-5, atol=2e-5)
+    for a, c in zip(d1, d0):
+        np.testing.assert_allclose(a, c, rtol=1e-4, atol=2e-4 * np.abs(c).max())
+
+
 def test_layer_norm_without_affine_stays_on_numpy_and_agrees(layer):
     x = np.random.default_rng(2).standard_normal((64, 128)).astype(np.float32)
     f = lambda x: F.layer_norm(x, (128,))  # noqa: E731

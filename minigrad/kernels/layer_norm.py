@@ -26,8 +26,10 @@ class LayerNorm(Function, arrays=True):
         D = int(np.prod(x.shape[x.ndim - n_dims:]))
         x2 = x.reshape(-1, D)  # (..., *normalized_shape) -> (rows, D)
         ctx.shape, ctx.D, ctx.param_shape, ctx.eps = x.shape, D, x.shape[x.ndim - n_dims:], eps
-        if weight is not None and bias is not None and compiled.usable(x2, weight, bias):
-            y, x_hat, rstd = compiled.layer_norm(x2, weight, bias, eps)  # numba's loop (kernels/compiled.py)
+        if weight is not None and compiled.usable(x2, weight, *(() if bias is None else (bias,))):
+            # numba's loop (kernels/compiled.py); no bias (nanoGPT's LayerNorm) adds zeros: the same values
+            shift = np.zeros_like(weight) if bias is None else bias
+            y, x_hat, rstd = compiled.layer_norm(x2, weight, shift, eps)
             ctx.save_for_backward(x_hat, rstd, weight)
             return y.reshape(x.shape)
         centered = x2 - sum_along(x2, 1) / D
