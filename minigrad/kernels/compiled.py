@@ -30,8 +30,8 @@ follows minigrad's (threads.get_num_threads(), and only cores that are idle, as 
 The first call of each loop compiles it: about 5.5 s for all seven on the development machine (AMD
 EPYC), 0.4 s to load them from numba's cache (cache=True: __pycache__ next to this file, or numba's
 per-user cache, ~/.cache/numba, where that folder is read-only), plus 0.2 s to import numba (never
-at `import minigrad`). numba's OpenMP workers do not keep spinning after a call (measured: no CPU
-time in the second after one).
+at `import minigrad`). numba's OpenMP workers are started sleeping between loops, not spinning
+(_start_threads_passive says why: spinning ones made the matrix products run on one thread).
 """
 import math
 import os
