@@ -13,9 +13,16 @@ train_step.py's `gemm` row), the median time of:
 and whether each variant gives the same bits as one BLAS thread. Then the cost of changing
 OpenBLAS's thread count for every product, through threadpoolctl and through OpenBLAS's own
 function: the price of switching per product size.
+
+`--sequence` times instead the 48 products of one nanoGPT step (nanogpt_step.py's shapes: 768 rows,
+width 128, four layers; each Linear's forward x W^T and backward g W, g^T x) run one after another,
+as a step runs them, each way in a process of its own: minigrad's matmul as it chooses, minigrad's
+blocks only, np.matmul on OpenBLAS's own threads, and torch.mm. The whole sequence, median of --repeats.
 """
 import argparse
+import json
 import os
+import subprocess
 import sys
 import time
 
@@ -43,7 +50,13 @@ def main():
     parser.add_argument("--size", default="small", choices=list(train_step.SIZES))
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--sequence", action="store_true", help="nanoGPT's products one after another (above)")
+    parser.add_argument("--way", choices=SEQUENCE_WAYS, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.way:
+        return time_sequence(args.way, args.repeats)
+    if args.sequence:
+        return compare_sequences(args.repeats)
     blas = ThreadpoolController().select(user_api="blas")
     n = args.threads
     choice = []
@@ -98,6 +111,57 @@ def main():
     print(f"changing BLAS threads per product: {1e6 * via_threadpoolctl:.1f} us through threadpoolctl's limit(), "
           f"{1e6 * via_library:.1f} us through the library's own set_num_threads; the step makes "
           f"{sum(g[2] for g in groups.values())} products")
+
+
+SEQUENCE_WAYS = ("minigrad", "minigrad blocks", "OpenBLAS threads", "torch")
+
+
+def nanogpt_products(rng):
+    """The (a, b) operands of the 48 products of one nanoGPT step, in the layouts the Linear kernel passes."""
+    rows, products = 12 * 64, []
+    for inputs, outputs in ((128, 384), (128, 128), (128, 512), (512, 128)):  # qkv, proj, fc, proj
+        x = rng.standard_normal((rows, inputs)).astype(np.float32)
+        weight = rng.standard_normal((outputs, inputs)).astype(np.float32)
+        grad = rng.standard_normal((rows, outputs)).astype(np.float32)
+        products += [(x, weight.T), (grad, weight), (grad.T, x)]
+    return products * 4  # four layers
+
+
+def time_sequence(way, repeats):
+    """In this process: time the sequence `way`'s way; print a JSON line."""
+    products = nanogpt_products(np.random.default_rng(0))
+    if way == "torch":
+        import torch
+        pairs = [tuple(torch.from_numpy(m) if m.flags.c_contiguous else torch.from_numpy(m.T).T for m in pair)
+                 for pair in products]
+
+        def run():
+            return [torch.mm(a, b) for a, b in pairs]
+    else:
+        threads.USE_OPENBLAS_THREADS = way == "minigrad"
+        cores = os.cpu_count() or 1
+
+        def run():
+            if way == "OpenBLAS threads":
+                return [threads._with_blas_threads(cores, np.matmul, a, b) for a, b in products]
+            return [threads.matmul(a, b) for a, b in products]
+    for _ in range(5):
+        run()
+    print(json.dumps({"ms": median_ms(run, repeats)}))
+
+
+def compare_sequences(repeats):
+    print(machine.describe("minigrad"))
+    print(f"nanoGPT's 48 products of one step, one after another; ms per sequence, median of {repeats}, "
+          "each way in its own process")
+    for way in SEQUENCE_WAYS:
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--way", way, "--repeats", str(repeats)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"{way:>17}: failed: {done.stderr.strip()[-300:]}")
+            continue
+        print(f"{way:>17}: {json.loads(done.stdout.strip().splitlines()[-1])['ms']:7.2f} ms")
+
 
 
 if __name__ == "__main__":

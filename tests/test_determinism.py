@@ -181,25 +181,33 @@ def test_openblas_threads_are_used_only_where_they_give_the_blocks_bits(monkeypa
     assert used and agreed, "no product ran on OpenBLAS's threads: the test did not test them"
 
 
-def test_a_stalled_product_pauses_openblas_threads_for_longer_each_time(monkeypatch):
-    # a product on OpenBLAS's threads slower than on one thread (another process took a core) sends the
-    # next products to minigrad's blocks for a while, doubling while stalls follow; a fast one resets it
+def test_two_stalls_in_a_row_pause_openblas_threads_for_longer_each_time(monkeypatch):
+    # a stall (a product on OpenBLAS's threads over STALL_FACTOR times its one-thread time, another process
+    # took a core) that follows another within STALL_WINDOW_SECONDS sends the next products to minigrad's
+    # blocks for a while, doubling while stalls follow; a lone stall does not, and a product in time resets it
     monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)
     monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
     monkeypatch.setattr(threads, "_openblas_pause", threads.OPENBLAS_PAUSE_SECONDS)
+    monkeypatch.setattr(threads, "_last_stall", -float("inf"))
     used = []
     monkeypatch.setattr(threads, "_note_spinning_blas_workers", used.append)
     a = np.ones((768, 128), np.float32)
     b = np.ones((128, 384), np.float32)
+    stall = 2 * threads.STALL_FACTOR
     before = mg.get_num_threads()
     try:
         mg.set_num_threads(2)
-        threads._check_for_stall(1.0, 0.5)
+        threads._check_for_stall(0.9 * threads.STALL_FACTOR, 1.0)  # slower than one thread, not a stall
+        threads._check_for_stall(0.9 * threads.STALL_FACTOR, 1.0)
+        assert threads._openblas_paused_until == 0.0
+        threads._check_for_stall(stall, 1.0)  # a lone stall
+        assert threads._openblas_paused_until == 0.0
+        threads._check_for_stall(stall, 1.0)  # a second one right after it
         assert threads._openblas_paused_until > time.perf_counter() + 0.9 * threads.OPENBLAS_PAUSE_SECONDS
         assert (threads.matmul(a, b) == 128).all() and not used  # paused: minigrad's blocks
-        threads._check_for_stall(1.0, 0.5)
+        threads._check_for_stall(stall, 1.0)
         assert threads._openblas_pause == 4 * threads.OPENBLAS_PAUSE_SECONDS
-        threads._check_for_stall(0.1, 0.5)
+        threads._check_for_stall(0.1, 1.0)
         assert threads._openblas_pause == threads.OPENBLAS_PAUSE_SECONDS
         monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
         monkeypatch.setattr(threads, "_check_for_stall", lambda seconds, one_thread_seconds: None)
