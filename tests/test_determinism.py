@@ -181,33 +181,33 @@ def test_openblas_threads_are_used_only_where_they_give_the_blocks_bits(monkeypa
     assert used and agreed, "no product ran on OpenBLAS's threads: the test did not test them"
 
 
-def test_two_stalls_in_a_row_pause_openblas_threads_for_longer_each_time(monkeypatch):
-    # a stall (a product on OpenBLAS's threads over STALL_FACTOR times its one-thread time, another process
-    # took a core) that follows another within STALL_WINDOW_SECONDS sends the next products to minigrad's
-    # blocks for a while, doubling while stalls follow; a lone stall does not, and a product in time resets it
+def test_products_that_lose_more_than_they_saved_pause_openblas_threads(monkeypatch):
+    # products on OpenBLAS's threads that lose more time than earlier ones saved (another process took a
+    # core) send the next products to minigrad's blocks for a while, doubling while losses follow; a
+    # lone slow product that the savings cover does not, and a product faster than on one thread resets it
     monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)
     monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
     monkeypatch.setattr(threads, "_openblas_pause", threads.OPENBLAS_PAUSE_SECONDS)
-    monkeypatch.setattr(threads, "_last_stall", -float("inf"))
+    monkeypatch.setattr(threads, "_credit", 0.0)
     used = []
     monkeypatch.setattr(threads, "_note_spinning_blas_workers", used.append)
     a = np.ones((768, 128), np.float32)
     b = np.ones((128, 384), np.float32)
-    stall = 2 * threads.STALL_FACTOR
+    credit = threads.CREDIT_SECONDS
     before = mg.get_num_threads()
     try:
         mg.set_num_threads(2)
-        threads._check_for_stall(0.9 * threads.STALL_FACTOR, 1.0)  # slower than one thread, not a stall
-        threads._check_for_stall(0.9 * threads.STALL_FACTOR, 1.0)
+        for _ in range(100):  # fast products: their savings banked, up to CREDIT_SECONDS
+            threads._check_for_stall(0.001, 0.002)
+        assert threads._credit == credit
+        threads._check_for_stall(0.001 + 0.6 * credit, 0.001)  # a lone slow product: paid from the savings
         assert threads._openblas_paused_until == 0.0
-        threads._check_for_stall(stall, 1.0)  # a lone stall
-        assert threads._openblas_paused_until == 0.0
-        threads._check_for_stall(stall, 1.0)  # a second one right after it
+        threads._check_for_stall(0.001 + 0.6 * credit, 0.001)  # another: more lost than saved
         assert threads._openblas_paused_until > time.perf_counter() + 0.9 * threads.OPENBLAS_PAUSE_SECONDS
         assert (threads.matmul(a, b) == 128).all() and not used  # paused: minigrad's blocks
-        threads._check_for_stall(stall, 1.0)
+        threads._check_for_stall(0.002, 0.001)  # slower again right after the pause: a longer pause
         assert threads._openblas_pause == 4 * threads.OPENBLAS_PAUSE_SECONDS
-        threads._check_for_stall(0.1, 1.0)
+        threads._check_for_stall(0.001, 0.002)
         assert threads._openblas_pause == threads.OPENBLAS_PAUSE_SECONDS
         monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
         monkeypatch.setattr(threads, "_check_for_stall", lambda seconds, one_thread_seconds: None)

@@ -53,6 +53,12 @@ CASES = {
     "attention (no mask: kernels/attention.py)": (
         lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
         [normal(2, 3, 5, 4, seed=20), normal(2, 3, 6, 4, seed=21), normal(2, 3, 6, 2, seed=22)]),
+    "attention (causal: kernels/attention.py)": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        [normal(2, 3, 5, 4, seed=26), normal(2, 3, 5, 4, seed=27), normal(2, 3, 5, 2, seed=28)]),
+    "attention (causal, more queries than keys)": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.7),
+        [normal(2, 6, 4, seed=29), normal(2, 3, 4, seed=30), normal(2, 3, 3, seed=31)]),
     "attention (no mask, a scale, 3-D)": (
         lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3),
         [normal(2, 5, 4, seed=23), normal(2, 5, 4, seed=24), normal(2, 5, 3, seed=25)]),
@@ -62,8 +68,9 @@ CASES = {
     "ctc_loss": (lambda x: F.ctc_loss(x.log_softmax(-1), mg.tensor([[1, 2], [2, 2]]), mg.tensor([4, 4]),
                                       mg.tensor([2, 2])), [normal(4, 2, 3)]),
     "normalize": (lambda x: F.normalize(x, dim=1), [normal(5, 6)]),
-    "scaled_dot_product_attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
-                                     [normal(2, 3, 4, seed=11), normal(2, 3, 4, seed=12), normal(2, 3, 4, seed=13)]),
+    "scaled_dot_product_attention": (
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mg.tensor(np.tri(3, 3, dtype=bool).T)),
+        [normal(2, 3, 4, seed=11), normal(2, 3, 4, seed=12), normal(2, 3, 4, seed=13)]),
 }
 
 

@@ -46,27 +46,26 @@ from .softmax import softmax
 @lower_precision  # q, k, v and the output rounded to bfloat16 inside a CPU autocast region
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
-    """softmax(Q K^T * scale + mask) V with scale = 1/sqrt(d_k) unless given; PyTorch's semantics.
-
-    enable_gqa=True (grouped-query attention): key and value may have fewer heads (dim -3) than the
-    query, as long as that number divides the query's; each key/value head then serves a group of
-    consecutive query heads.
-    """
-    if attn_mask is None and not is_causal and not dropout_p and not enable_gqa:
+    """softmax(Q K^T * scale + mask) V with scale = 1/sqrt(d_k) unless given; PyTorch's semantics. enable_gqa=True
+    (grouped-query attention): key and value may have fewer heads (dim -3), a divisor of the query's; each key/value
+    head then serves a group of consecutive query heads."""
+    if attn_mask is None and not dropout_p and not enable_gqa:
         _check_qkv(query, key, value)
         _check_batch_dims(query, key, value, enable_gqa)
-        return attend(query, key, value, 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale))
+        if not is_causal or key.shape[-2]:  # (causal with no key at all: every query is dead, handled below)
+            return attend(query, key, value, 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale),
+                          bool(is_causal))  # the kernel recomputes the weights in backward, rather than keep them
     output, _ = scaled_dot_product_attention_with_weights(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                                           enable_gqa=enable_gqa)
     return output
 
 
 @composite
-def attend(query, key, value, scale):
-    # softmax((Q * scale) K^T) V: the lines of scaled_dot_product_attention_with_weights without a mask or dropout
-    # (kernels/attention.py stands in for it and keeps no (T, S) matrix for backward: it recomputes the weights)
-    weights = softmax((query * scale) @ key.transpose(-2, -1), dim=-1)
-    return weights @ value
+def attend(query, key, value, scale, causal=False):
+    # softmax((Q * scale) K^T, causal: -inf where key j > query i) V (kernels/attention.py stands in for it)
+    scores = (query * scale) @ key.transpose(-2, -1)
+    masked = scores.masked_fill(~np.tri(*scores.shape[-2:], dtype=bool), float("-inf")) if causal else scores
+    return softmax(masked, dim=-1) @ value
 
 
 @lower_precision

@@ -1,4 +1,4 @@
-"""The kernel of attention without a mask or dropout (composites/attention.attend): softmax((Q * scale) K^T) V.
+"""The kernel of attention without dropout, unmasked or causal (composites/attention.attend): softmax((Q * scale) K^T) V.
 
 The composition's nodes keep the scores S and the weights A, two (..., T, S) matrices per attention,
 until backward: for a Vision Transformer's step they were most of the memory it held (4 layers, batch 64,
@@ -9,6 +9,9 @@ gradients are the composition's formulas, in its order:
     output = A V                 G_V = A^T G_O,   G_A = G_O V^T
     A = softmax(S)               G_S = A * (G_A - rowsum(G_A * A))     (softmax's kernel, rows)
     S = (Q * scale) K^T          G_Q = scale (G_S K),   G_K = G_S^T (Q * scale)
+
+Causal attention sets S to -inf above the diagonal (key j > query i) before the softmax: those weights are
+exactly 0, and so is G_S there (A * (...) with A = 0), as the composition's masked_fill gives it.
 """
 import numpy as np
 
@@ -19,10 +22,12 @@ from .softmax import _softmax_rows, softmax_grad_rows
 from .threads import matmul
 
 
-def _weights(q, k, scale):
-    """(Q * scale, A = softmax((Q * scale) K^T) along the last dim)."""
+def _weights(q, k, scale, causal):
+    """(Q * scale, A = softmax((Q * scale) K^T) along the last dim, causal: -inf above the diagonal first)."""
     scaled = q * scale
     scores = matmul(scaled, np.swapaxes(k, -1, -2))  # (..., T, S)
+    if causal:
+        np.copyto(scores, -np.inf, where=~np.tri(*scores.shape[-2:], dtype=bool))
     return scaled, _softmax_rows(scores.reshape(-1, scores.shape[-1])).reshape(scores.shape)
 
 
@@ -31,25 +36,25 @@ class Attention(Function, arrays=True):
     node_name = "ScaledDotProductFlashAttentionForCpuBackward0"  # PyTorch's name for its fused CPU attention
 
     @staticmethod
-    def handles(query, key, value, scale):
+    def handles(query, key, value, scale, causal=False):
         arrays = [getattr(t, "_array", None) for t in (query, key, value)]
         return (all(a is not None and a.dtype.kind == "f" and a.dtype == arrays[0].dtype for a in arrays)
                 and arrays[0].ndim >= 2 and arrays[0].shape[:-2] == arrays[1].shape[:-2] == arrays[2].shape[:-2]
                 and arrays[0].dtype.itemsize >= 4 and arrays[0].size and arrays[1].size)
 
     @staticmethod
-    def forward(ctx, q, k, v, scale):
+    def forward(ctx, q, k, v, scale, causal=False):
         # y = softmax((Q * scale) K^T) V; backward recomputes A rather than keeping it
-        _, weights = _weights(q, k, scale)
+        _, weights = _weights(q, k, scale, causal)
         ctx.save_for_backward(q, k, v)
-        ctx.scale = scale
+        ctx.scale, ctx.causal = scale, causal
         return matmul(weights, v)
 
     @staticmethod
     def backward(ctx, grad):
         q, k, v = ctx.saved_tensors
         need_q, need_k, need_v = ctx.needs_input_grad[:3]
-        scaled, weights = _weights(q, k, ctx.scale)  # as forward computed them
+        scaled, weights = _weights(q, k, ctx.scale, ctx.causal)  # as forward computed them
         grad_v = matmul(np.swapaxes(weights, -1, -2), grad) if need_v else None
         grad_q = grad_k = None
         if need_q or need_k:
@@ -61,4 +66,4 @@ class Attention(Function, arrays=True):
                 grad_q *= ctx.scale
             if need_k:
                 grad_k = np.swapaxes(matmul(np.swapaxes(scaled, -1, -2), grad_scores), -1, -2)
-        return grad_q, grad_k, grad_v, None
+        return grad_q, grad_k, grad_v, None, None

@@ -315,37 +315,34 @@ def _openblas_agrees(a, b):
 # OpenBLAS's threads wait for each other: when another process takes the core of one of them in the
 # middle of a product, the product waits for the scheduler to give it back (measured on the 2-core
 # development machine under a load of 6-11: a (384, 64) @ (64, 64) product took 74 ms instead of
-# 0.04), and idle_cores() only tells how the machine was a moment before. So stalls pause OpenBLAS's
-# threads: for OPENBLAS_PAUSE_SECONDS, doubled at each pause in a row (up to 32 times that), the
-# products run on minigrad's blocks, whose caller never waits for a worker that has not started.
-# A stall is a product on OpenBLAS's threads that takes more than STALL_FACTOR times as long as on
-# one thread, and it takes two of them within STALL_WINDOW_SECONDS to pause: under another process's
-# load they come one after the other, hundreds of times the product's time. A process alone on
-# quiet cores meets a lone one now and then (a 6-15x product about once in 2,000, when the system
-# took a core for a moment), and a product a little slower than the probe's best one-thread time
-# often. Until issue 41's third pass the rule was "one product slower than on one thread", which
-# paused nanoGPT's products for 2 s at a time on a quiet machine: its products then took 31-44 ms a
-# step on the blocks instead of 22-25 on OpenBLAS's threads (`python benchmarks/blas_threads.py
-# --sequence`).
+# 0.04), and idle_cores() only tells how the machine was a moment before. So OpenBLAS's threads are
+# paused when they lose more time than they save: each product on them adds its one-thread time less
+# its time to a credit, of at most CREDIT_SECONDS; when the credit goes below 0, for
+# OPENBLAS_PAUSE_SECONDS (doubled at each pause in a row, up to 32 times that) the products run on
+# minigrad's blocks, whose caller never waits for a worker that has not started. Under another
+# process's load one stall takes the credit at once. A process alone on quiet cores saves about half
+# of each product and meets a lone slow product now and then (a 6-15x one about once in 2,000, when
+# the system took a core for a moment), which the credit absorbs. Until issue 41's third pass a single
+# product slower than on one thread paused them, 2 s at a time: nanoGPT's products then ran on the
+# blocks most of the time, 31-44 ms a step instead of 22-25 on OpenBLAS's threads
+# (`python benchmarks/blas_threads.py --sequence`).
 OPENBLAS_PAUSE_SECONDS = 2.0
-STALL_FACTOR = 4.0
-STALL_WINDOW_SECONDS = 1.0
+CREDIT_SECONDS = 0.02
 _openblas_paused_until = 0.0
 _openblas_pause = OPENBLAS_PAUSE_SECONDS
-_last_stall = -float("inf")  # when the last stall was (time.perf_counter())
+_credit = CREDIT_SECONDS
 
 
 def _check_for_stall(seconds, one_thread_seconds):
-    """Called after each product on OpenBLAS's threads: pause them after a second stall in a row."""
-    global _openblas_paused_until, _openblas_pause, _last_stall
-    if seconds <= STALL_FACTOR * one_thread_seconds:
-        _openblas_pause = OPENBLAS_PAUSE_SECONDS
-        return
-    now = time.perf_counter()
-    if now - _last_stall <= STALL_WINDOW_SECONDS:
-        _openblas_paused_until = now + _openblas_pause
+    """Called after each product on OpenBLAS's threads (see above): pause them once they cost more than they save."""
+    global _openblas_paused_until, _openblas_pause, _credit
+    _credit = min(_credit + one_thread_seconds - seconds, CREDIT_SECONDS)
+    if _credit < 0:
+        _openblas_paused_until = time.perf_counter() + _openblas_pause
         _openblas_pause = min(2 * _openblas_pause, 32 * OPENBLAS_PAUSE_SECONDS)
-    _last_stall = now
+        _credit = 0.0
+    elif seconds <= one_thread_seconds:
+        _openblas_pause = OPENBLAS_PAUSE_SECONDS
 
 
 def row_blocks(n_rows, row_size):
