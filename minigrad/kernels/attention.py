@@ -17,6 +17,7 @@ import numpy as np
 
 from ..composites import attention as composites
 from ..composites import stands_in_for
+from .. import function
 from ..function import Function
 from .softmax import _softmax_rows, softmax_grad_rows
 from .threads import matmul
@@ -37,6 +38,8 @@ class Attention(Function, arrays=True):
 
     @staticmethod
     def handles(query, key, value, scale, causal=False):
+        if function._recorder is not None and function._recorder.keep_lines:
+            return False  # viz.explore is recording: its page shows the weights A, which this kernel does not keep
         arrays = [getattr(t, "_array", None) for t in (query, key, value)]
         return (all(a is not None and a.dtype.kind == "f" and a.dtype == arrays[0].dtype for a in arrays)
                 and arrays[0].ndim >= 2 and arrays[0].shape[:-2] == arrays[1].shape[:-2] == arrays[2].shape[:-2]
