@@ -9,8 +9,8 @@ runs with is minigrad's choice, for two reasons, both measured:
   minigrad processes on a 2-core machine that both let OpenBLAS use every core fought over the cores
   and each ran 10 to 56 times slower than alone; and they wait for each other, so one whose core another
   process takes stalls the product. So minigrad asks OpenBLAS for a second thread only when a core is
-  idle (`idle_cores`), and a product that took longer than on one thread pauses OpenBLAS's threads
-  for a while (`_check_for_stall`).
+  idle (`idle_cores`), and pauses OpenBLAS's threads for a while once its products on them have lost
+  more time than they saved (`_check_for_stall`).
 - How OpenBLAS splits a product over its threads may change the order in which a sum is added up: on
   OpenBLAS 0.3.31 (AMD EPYC, SkylakeX kernels), 96 of 150 random float32 shapes (141 of 150 in float64)
   gave other last bits on 2 threads than on 1, mostly for inner dims over about 450. A seeded training
