@@ -203,13 +203,28 @@ def _nodes(node, seen=None):
     return [node] + [m for child, _ in getattr(node, "next_functions", ()) for m in _nodes(child, seen)]
 
 
-def test_the_attention_kernel_keeps_no_attention_matrix_for_backward():
-    """kernels/attention.Attention (attention without a mask or dropout, as in a Transformer layer's
-    self-attention with need_weights=False) keeps Q, K, V and recomputes the (T, S) weights in backward."""
-    q, k, v = normal(2, 3, 5, 4, seed=26), normal(2, 3, 7, 4, seed=27), normal(2, 3, 7, 2, seed=28)
-    node = F.scaled_dot_product_attention(q, k, v).grad_fn
+def test_the_attention_kernel_keeps_the_weights_only_where_they_are_small():
+    """kernels/attention.Attention (attention without dropout, unmasked or causal, as in a Transformer layer's
+    self-attention with need_weights=False) keeps Q, K, V, and the (T, S) weights A only where A is no larger
+    than Q, K and V together; else backward recomputes A. Either way the gradients are the same bits."""
+    long = [normal(2, 3, 9, 2, seed=s) for s in (26, 27, 28)]  # A: 81 numbers a head; Q, K and V: 54
+    node = F.scaled_dot_product_attention(*long).grad_fn
     assert node.name() == "ScaledDotProductFlashAttentionForCpuBackward0"
-    assert [tuple(a.shape) for a in node.saved_tensors] == [(2, 3, 5, 4), (2, 3, 7, 4), (2, 3, 7, 2)]
+    assert [tuple(a.shape) for a in node.saved_tensors] == [(2, 3, 9, 2)] * 3 and node.weights is None
+    short = [normal(2, 3, 5, 4, seed=26), normal(2, 3, 7, 4, seed=27), normal(2, 3, 7, 2, seed=28)]  # A: 35; 62
+    upstream = mg.tensor(np.random.default_rng(3).standard_normal((2, 3, 5, 2)))
+    grads = []
+    for keep in (True, False):
+        for causal in (False, True):
+            for t in short:
+                t.grad = None
+            out = F.scaled_dot_product_attention(*short, is_causal=causal)
+            assert out.grad_fn.weights.shape == (2, 3, 5, 7)
+            if not keep:
+                out.grad_fn.weights = None  # as if A were large: backward recomputes it
+            (out * upstream).sum().backward()
+            grads.append([t.grad.numpy().tobytes() for t in short])
+    assert grads[0] == grads[2] and grads[1] == grads[3] and grads[0] != grads[1]
     attention = mg.nn.MultiheadAttention(8, 2, batch_first=True)
     x = normal(2, 5, 8, seed=29)
     out, _ = attention(x, x, x, need_weights=False)

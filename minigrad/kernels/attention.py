@@ -2,8 +2,10 @@
 
 The composition's nodes keep the scores S and the weights A, two (..., T, S) matrices per attention,
 until backward: for a Vision Transformer's step they were most of the memory it held (4 layers, batch 64,
-4 heads, 65 tokens: 35 MB of its 113). This kernel keeps only Q, K and V (its inputs, kept anyway) and
-recomputes S and A in backward with the same calls as forward, so they are the same bits; the
+4 heads, 65 tokens: 35 MB of its 113). This kernel keeps Q, K and V (its inputs, kept anyway), and A
+only where A is no larger than they are together (short sequences: nanoGPT's 64 tokens with heads 32
+wide, 4,096 weights a head against 6,144 numbers of Q, K and V; not the ViT's 65 tokens with heads 16
+wide); else backward recomputes S and A with the same calls as forward, so they are the same bits. The
 gradients are the composition's formulas, in its order:
 
     output = A V                 G_V = A^T G_O,   G_A = G_O V^T
@@ -51,13 +53,17 @@ class Attention(Function, arrays=True):
         _, weights = _weights(q, k, scale, causal)
         ctx.save_for_backward(q, k, v)
         ctx.scale, ctx.causal = scale, causal
+        ctx.weights = weights if weights.size <= q.size + k.size + v.size else None  # (see the module's docstring)
         return matmul(weights, v)
 
     @staticmethod
     def backward(ctx, grad):
         q, k, v = ctx.saved_tensors
         need_q, need_k, need_v = ctx.needs_input_grad[:3]
-        scaled, weights = _weights(q, k, ctx.scale, ctx.causal)  # as forward computed them
+        if ctx.weights is None:
+            scaled, weights = _weights(q, k, ctx.scale, ctx.causal)  # as forward computed them
+        else:
+            scaled, weights = q * ctx.scale, ctx.weights
         grad_v = matmul(np.swapaxes(weights, -1, -2), grad) if need_v else None
         grad_q = grad_k = None
         if need_q or need_k:
