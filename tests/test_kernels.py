@@ -44,8 +44,18 @@ CASES = {
                [normal(5, 4), normal(5, 4, seed=3)]),
     "bce_with_logits": (lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid()),
                         [normal(5, 4, scale=3), normal(5, 4, seed=4)]),
-    "im2col (conv2d)": (lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2)),
-                        [normal(2, 3, 6, 7, seed=14), normal(4, 3, 3, 2, seed=15)]),
+    "convolution (conv2d: kernels/convolution.py)": (
+        lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2)),
+        [normal(2, 3, 6, 7, seed=14), normal(4, 3, 3, 2, seed=15)]),
+    "convolution (conv1d, padding 'same', bias)": (
+        lambda x, w, b: F.conv1d(x, w, b, padding="same", dilation=2),
+        [normal(3, 2, 9, seed=32), normal(4, 2, 4, seed=33), normal(4, seed=39)]),
+    "convolution (conv3d, strided)": (lambda x, w: F.conv3d(x, w, stride=(2, 1, 2), padding=(1, 0, 1)),
+                                      [normal(2, 2, 4, 3, 5, seed=34), normal(3, 2, 2, 2, 3, seed=35)]),
+    "im2col (grouped conv2d)": (lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2), groups=3),
+                                [normal(2, 3, 6, 7, seed=36), normal(6, 1, 3, 2, seed=37)]),
+    "im2col (unfold)": (lambda x: F.unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)),
+                        [normal(2, 3, 6, 7, seed=38)]),
     "im2col (tiling windows, max_pool2d)": (lambda x: F.max_pool2d(x, (2, 3)), [normal(2, 3, 5, 7, seed=17)]),
     "tiled max pool (max_pool2d 2x2)": (lambda x: F.max_pool2d(x, 2), [normal(2, 3, 6, 7, seed=18)]),
     "tiled max pool (max_pool3d)": (lambda x: F.max_pool3d(x, (2, 1, 3)), [normal(2, 2, 4, 3, 7, seed=19)]),
@@ -234,8 +244,8 @@ def test_the_attention_kernel_keeps_the_weights_only_where_they_are_small():
 
 
 def test_col2im_gives_the_same_bits_on_any_number_of_threads():
-    """kernels/convolution's col2im cuts large work by images among the threads: each image gets the same
-    adds in the same order, so conv2d's input gradient is the same bits on 1 thread and on 2."""
+    """kernels/convolution's col2im cuts large work among the threads (by channels for a convolution): each
+    place gets the same adds in the same order, so conv2d's input gradient is the same bits on 1 thread and on 2."""
     before = mg.get_num_threads()
     x = mg.tensor(np.random.default_rng(30).standard_normal((16, 6, 14, 14)).astype(np.float32), requires_grad=True)
     w = mg.tensor(np.random.default_rng(31).standard_normal((16, 6, 5, 5)).astype(np.float32))

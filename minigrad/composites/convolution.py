@@ -155,7 +155,7 @@ def conv(x, weight, bias, stride, padding, dilation, groups, d, op):
     if weight.ndim != d + 2:
         raise ShapeError(f"{op}: weight must be {d + 2}-D (out_channels, in_channels/groups, *kernel), got shape "
                          f"{tuple(weight.shape)}")
-    n, c_in = x.shape[:2]
+    c_in = x.shape[1]
     c_out, c_group = weight.shape[:2]
     if groups < 1 or c_in % groups or c_out % groups or c_in // groups != c_group:
         raise ShapeError(f"{op}: input of shape {tuple(x.shape)} ({c_in} channels) with groups={groups} needs a "
@@ -179,13 +179,21 @@ def conv(x, weight, bias, stride, padding, dilation, groups, d, op):
         before = after = as_tuple(padding, d, op, "padding")
     if before != after:  # 'same' with an even kernel: the odd zero goes after
         x = pad_spatial(x, (0,) * d, tuple(a - b for a, b in zip(after, before)))
-    cols, out = windows(x, kernel, stride, before, dilation, op)  # (N, C_in, K, L)
+    y = convolve(x, weight, bias, stride, before, dilation, groups, op)  # (N, C_out, *out)
+    return y if batched else y.squeeze(0)
+
+
+@composite
+def convolve(x, weight, bias, stride, padding, dilation, groups, op):
+    # y[n, g, o, l] = sum_{(c, k)} W[g, o, (c, k)] cols[n, g, (c, k), l] + b[g, o]: the windows, a matmul per group
+    #   x: (N, C_in, *spatial)   W: (C_out, C_in / G, *kernel)   b: (C_out,) or None   y: (N, C_out, *out)
+    # (its kernel, minigrad/kernels/convolution.py, lays the windows out with the batch innermost)
+    n, c_out, c_group = x.shape[0], weight.shape[0], weight.shape[1]
+    cols, out = windows(x, tuple(weight.shape[2:]), stride, padding, dilation, op)  # (N, C_in, K, L)
     cols = cols.reshape(n, groups, c_group * cols.shape[2], cols.shape[3])  # (N, G, C_in/G * K, L)
     w = weight.reshape(groups, c_out // groups, -1)  # (G, C_out/G, C_in/G * K)
     y = (w @ cols).reshape(n, c_out, *out)  # (N, G, C_out/G, L) -> (N, C_out, *out)
-    if bias is not None:
-        y = y + bias.reshape(c_out, *(1,) * d)
-    return y if batched else y.squeeze(0)
+    return y if bias is None else y + bias.reshape(c_out, *(1,) * len(out))
 
 
 def conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation, d, op, output_size=None):

@@ -5,6 +5,9 @@ sort and a segmented sum (ops/util.take_grad), because an index may name a place
 more regular than that: kernel element k of every window lies on one strided grid of the input,
 x[k * dilation :: stride] (per spatial dim). So the read is one strided view copied out, and the
 backward (col2im) is one strided add per kernel element, each touching a place at most once.
+
+A convolution (composites.convolve: the windows, then a matmul) has a kernel of its own, Convolution,
+which lays the windows out with the batch innermost (see its docstring).
 """
 from functools import partial
 
@@ -14,7 +17,7 @@ from numpy.lib.stride_tricks import as_strided
 from ..composites import convolution as composites
 from ..composites import stands_in_for
 from ..function import Function
-from . import threads
+from . import summation, threads
 
 
 @stands_in_for(composites.im2col)
@@ -54,22 +57,118 @@ class Im2col(Function, arrays=True):
             for k, grid in grids:
                 grad_x[(slice(lo, hi), slice(None)) + grid] += g[(slice(lo, hi), slice(None)) + k]
 
-        _by_images(add, grad_x.shape[0], g.size)
+        _shared(add, grad_x.shape[0], g.size)  # by images
         return grad_x, None, None, None, None
 
 
-# col2im on at least this many elements is cut by images among minigrad's threads (kernels/threads.py).
-# Its adds run along short rows (an output row), where NumPy's per-row overhead, not memory, is the cost,
-# so a second core helps: the LeNet's second col2im took 1.55 ms on one thread, 0.97-1.37 ms on two
-# (the window read, a copy, did not gain). Each image gets the same adds in the same order: the same bits.
+# col2im on at least this many elements is cut among minigrad's threads (kernels/threads.py), by images
+# here and by channels in Convolution. Its adds run along short rows (an output row), where NumPy's
+# per-row overhead, not memory, is the cost, so a second core helps: the LeNet's second col2im took
+# 1.55 ms on one thread, 0.97-1.37 ms on two (the window read, a copy, did not gain). Each place gets
+# the same adds in the same order however the work is cut: the same bits on any number of threads.
 SHARE_ELEMENTS = 2**16
 
 
-def _by_images(work, n, size):
-    """work(lo, hi) for images lo:hi covering 0:n: in one call, or one block per thread for large work."""
+def _shared(work, n, size):
+    """work(lo, hi) for slices lo:hi covering 0:n: in one call, or one slice per thread for large work."""
     blocks = min(threads.get_num_threads(), n) if size >= SHARE_ELEMENTS else 1
     if blocks <= 1:
         work(0, n)
         return
     bounds = [n * i // blocks for i in range(blocks + 1)]
     threads._run([partial(work, lo, hi) for lo, hi in zip(bounds, bounds[1:])])
+
+
+@stands_in_for(composites.convolve)
+class Convolution(Function, arrays=True):
+    """y = W cols (composites.convolve) with the windows laid out batch-innermost: cols[(c, k), (l, n)].
+
+    The composition's layout, cols[n, (c, k), l], makes the product 64 small products (one per image) and
+    col2im 25 adds along rows one output row long (LeNet's second convolution: 10 numbers), where NumPy's
+    cost per row, not the arithmetic, is the time. With the images innermost the product is one matrix
+    product over all images, W (C_out, C*K) @ cols (C*K, L*N), and each of col2im's adds runs along
+    rows of out_width * N numbers (cut by channels among the threads). LeNet's second convolution,
+    forward and backward, float32, 2 cores (AMD EPYC): 3.6 ms -> 1.8 ms; the whole LeNet step 8.8 ->
+    7.3 ms (benchmarks/vision_step.py). The bias is added in the copy that puts the images back in
+    front. Groups other than 1 keep the composition (a matmul per group)."""
+
+    node_name = "ConvolutionBackward0"  # PyTorch's name for the node of F.conv1d/2d/3d
+
+    @staticmethod
+    def handles(x, weight, bias, stride, padding, dilation, groups, op):
+        return (groups == 1 and x.dtype.kind == "f" and x.dtype == weight.dtype
+                and (bias is None or bias.dtype == x.dtype))
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, stride, padding, dilation, groups, op):
+        n, c = x.shape[:2]
+        kernel, spatial = weight.shape[2:], x.shape[2:]
+        padded = tuple(s + 2 * p for s, p in zip(spatial, padding))
+        out = composites.output_size(padded, kernel, stride, (0,) * len(kernel), dilation, op)
+        # the padded input with its batch innermost: xt[c, *padded, n] (one copy transposes and pads)
+        xt = np.zeros((c, *padded, n), dtype=x.dtype)
+        xt[_interior(spatial, padding)] = np.moveaxis(x, 0, -1)
+        # cols[(c, k), (l, n)] = xt[c, l * stride + k * dilation, n]: a strided view, copied by the reshape
+        st = xt.strides
+        cols = as_strided(xt, (c, *kernel, *out, n),
+                          (st[0], *(s * dl for s, dl in zip(st[1:-1], dilation)),
+                           *(s * sv for s, sv in zip(st[1:-1], stride)), st[-1]), writeable=False)
+        cols = cols.reshape(c * int(np.prod(kernel)), int(np.prod(out)) * n)
+        y = threads.matmul(weight.reshape(weight.shape[0], -1), cols)  # (C_out, C*K) @ (C*K, L*N)
+        ctx.save_for_backward(x, weight)
+        ctx.cols, ctx.out, ctx.padded, ctx.stride, ctx.dilation, ctx.padding = cols, out, padded, stride, dilation, padding
+        y = np.moveaxis(y.reshape(weight.shape[0], *out, n), -1, 0)  # (N, C_out, *out), a view
+        if bias is None:
+            return np.ascontiguousarray(y)
+        return np.add(y, bias.reshape(-1, *(1,) * len(out)), order="C")  # the bias added in the copy
+
+    @staticmethod
+    def backward(ctx, grad):
+        # y = W cols + b  =>  dL/dW = g cols^T,  dL/db = g summed over positions and images,
+        #                     dL/dcols = W^T g,  dL/dx = col2im(dL/dcols)
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        c_out, n = weight.shape[0], x.shape[0]
+        g = np.ascontiguousarray(np.moveaxis(grad, 0, -1)).reshape(c_out, -1)  # (C_out, L*N)
+        w = weight.reshape(c_out, -1)
+        grad_w = np.ascontiguousarray(_product_with_transpose(g, ctx.cols)).reshape(weight.shape) if need_w else None
+        grad_b = summation.sum(g, 1) if need_b else None
+        grad_x = None
+        if need_x:
+            kernel, out = weight.shape[2:], ctx.out
+            grad_cols = threads.matmul(w.T, g).reshape(x.shape[1], *kernel, *out, n)  # (C, *kernel, *out, N)
+            grad_xt = np.zeros((x.shape[1], *ctx.padded, n), dtype=grad.dtype)
+            grids = [(k, tuple(slice(kk * dl, kk * dl + sv * (o - 1) + 1, sv)
+                               for kk, dl, sv, o in zip(k, ctx.dilation, ctx.stride, out)))
+                     for k in np.ndindex(*kernel)]
+
+            def add(lo, hi):  # channels lo:hi: dL/dxt[c, l * stride + k * dilation, n] += dL/dcols[c, k, l, n]
+                for k, grid in grids:  # (cut by channels, each add keeps its rows of out_width * N numbers whole)
+                    grad_xt[(slice(lo, hi),) + grid] += grad_cols[(slice(lo, hi),) + k]
+
+            _shared(add, x.shape[1], grad_cols.size)  # by channels
+            grad_x = np.ascontiguousarray(np.moveaxis(grad_xt[_interior(x.shape[2:], ctx.padding)], -1, 0))
+        return grad_x, grad_w, grad_b, None, None, None, None, None
+
+
+def _interior(spatial, padding):
+    """The index of the unpadded input inside xt[c, *padded, n]."""
+    return (slice(None),) + tuple(slice(p, p + s) for s, p in zip(spatial, padding)) + (slice(None),)
+
+
+# dL/dW = g cols^T sums over every position of every image (L*N, tens of thousands for LeNet's first
+# convolution), which OpenBLAS runs far below its speed in one call: it is computed as (cols g^T)^T,
+# the orientation OpenBLAS ran fastest for these shapes, and summed over blocks of this many positions
+# where L*N is more than twice as long. LeNet, float32, 2 cores: the first dL/dW 1.0 ms -> 0.31 ms, the
+# second 0.48 -> 0.26 ms. The blocks depend on the shapes only: the same bits on every run.
+PRODUCT_BLOCK = 4096
+
+
+def _product_with_transpose(a, b):
+    """a @ b.T for a (M, L) and b (K, L): (b @ a.T).T, summed pairwise over column blocks where L is long."""
+    length = a.shape[1]
+    if length <= 2 * PRODUCT_BLOCK:
+        return threads.matmul(b, a.T).T
+    parts = [threads.matmul(b[:, i:i + PRODUCT_BLOCK], a[:, i:i + PRODUCT_BLOCK].T)
+             for i in range(0, length, PRODUCT_BLOCK)]
+    return summation.sum(np.stack(parts), 0).T
