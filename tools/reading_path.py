@@ -74,7 +74,7 @@ FORWARD = [
 
 # Optional: convolution and pooling, compositions of a strided read and a matmul or a reduction.
 VISION = [
-    ("C1", "minigrad/composites/convolution.py", ("__doc__", "window_index", "im2col", "conv", "conv_transpose")),
+    ("C1", "minigrad/composites/convolution.py", ("__doc__", "window_index", "im2col", "conv", "convolve", "conv_transpose")),
     ("C2", "minigrad/composites/pooling.py", ("max_pool", "avg_pool", "adaptive_avg_pool")),
 ]
 

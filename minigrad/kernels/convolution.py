@@ -16,6 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..composites import convolution as composites
 from ..composites import stands_in_for
+from .. import function
 from ..function import Function
 from . import summation, threads
 
@@ -96,6 +97,8 @@ class Convolution(Function, arrays=True):
 
     @staticmethod
     def handles(x, weight, bias, stride, padding, dilation, groups, op):
+        if function._recorder is not None and function._recorder.keep_lines:
+            return False  # viz.explore is recording: its page opens the convolution as the composition's steps
         return (groups == 1 and x.dtype.kind == "f" and x.dtype == weight.dtype
                 and (bias is None or bias.dtype == x.dtype))
 
