@@ -158,7 +158,6 @@ def test_openblas_threads_are_used_only_where_they_give_the_blocks_bits(monkeypa
     monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)  # OpenBLAS's threads and the workers take part
     monkeypatch.setattr(threads, "_agreement", {})
     monkeypatch.setattr(threads, "_check_for_stall", lambda seconds, one_thread_seconds: None)  # however busy
-    monkeypatch.setattr(threads, "OPENBLAS_GAIN", float("inf"))  # and however slow they are on this machine
     monkeypatch.setattr(threads, "_openblas_paused_until", 0.0)
     used = []
     monkeypatch.setattr(threads, "_note_spinning_blas_workers", used.append)

@@ -281,12 +281,12 @@ _agreement = {}  # (shapes, strides, dtype, threads) -> seconds on one thread if
 
 def _openblas_agrees(a, b):
     """Whether np.matmul on OpenBLAS's threads, for every count from 2 to get_num_threads(), gives the
-    bits of minigrad's blocks for products of a's and b's shapes and layout, and is faster there than
-    on one thread: if so, the seconds the product takes on one thread (the best of two), else 0.
+    bits of minigrad's blocks for products of a's and b's shapes and layout: if so, the seconds the
+    product takes on one thread (the best of two), else 0.
 
     Probed once per shape, on random numbers (a few products' time): the order in which BLAS adds
     up a sum depends on the shapes, the layout and the thread count, never on the numbers, and random
-    numbers show any change of order in the last bits. The speed is this machine's: see OPENBLAS_GAIN."""
+    numbers show any change of order in the last bits."""
     key = (a.shape, a.strides, b.shape, b.strides, a.dtype.char, _num_threads)
     seconds = _agreement.get(key)
     if seconds is None:
@@ -308,27 +308,8 @@ def _openblas_agrees(a, b):
             times.append(time.perf_counter() - start)
         agrees = all(_with_blas_threads(n, np.matmul, probe_a, probe_b).tobytes() == reference.tobytes()
                      for n in range(2, _num_threads + 1))
-        seconds = _agreement[key] = min(times) if agrees and _openblas_pays(probe_a, probe_b, min(times)) else 0
+        seconds = _agreement[key] = min(times) if agrees else 0
     return seconds
-
-
-# OpenBLAS's threads are used for a shape only where the probe finds them at most this fraction of the
-# one-thread time. Some shapes run slower on them: LeNet's (150, 16) @ (16, 6400) (an inner dim of 16)
-# took 0.60 ms on OpenBLAS's 2 threads and 0.38 on one (AMD EPYC), and its losses, drawn from the
-# credit below every step, paused OpenBLAS's threads for the other products too (the CNN step 8-9 ms
-# <-> 11-13 ms as the pauses came and went).
-OPENBLAS_GAIN = 0.9
-
-
-def _openblas_pays(a, b, one_thread_seconds):
-    """Whether a @ b on OpenBLAS's threads beats one thread: the median of three runs (a shape whose time
-    on them varies from run to run is not counted on) against the one-thread best."""
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        _with_blas_threads(_num_threads, np.matmul, a, b)
-        times.append(time.perf_counter() - start)
-    return sorted(times)[1] <= OPENBLAS_GAIN * one_thread_seconds
 
 
 # OpenBLAS's threads wait for each other: when another process takes the core of one of them in the
