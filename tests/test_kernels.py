@@ -243,6 +243,23 @@ def test_the_attention_kernel_keeps_the_weights_only_where_they_are_small():
     np.testing.assert_allclose(out.detach().numpy(), with_weights.detach().numpy(), rtol=1e-12, atol=1e-14)
 
 
+def test_the_convolution_kernel_runs_where_the_input_needs_a_gradient_through_overlapping_windows():
+    # kernels/convolution.Convolution pays for its layout in col2im: elsewhere the composition runs
+    # (its last op the bias add after a MatMul), with the same values
+    w, b = normal(4, 3, 3, 3, seed=40), normal(4, seed=41)
+    x = normal(2, 3, 6, 6, seed=42)
+
+    def last_ops(y):
+        return {y.grad_fn.name()} | {f.name() for f, _ in y.grad_fn.next_functions if f is not None}
+
+    assert F.conv2d(x, w, b).grad_fn.name() == "ConvolutionBackward0"
+    images = x.detach()  # an input without a gradient (a network's first layer)
+    assert "ConvolutionBackward0" not in last_ops(F.conv2d(images, w, b))
+    assert "ConvolutionBackward0" not in last_ops(F.conv2d(x, w, b, stride=3))  # windows that tile x
+    np.testing.assert_allclose(F.conv2d(x, w, b).detach().numpy(), F.conv2d(images, w, b).detach().numpy(),
+                               rtol=1e-12, atol=1e-13)  # the kernel's values, then the composition's
+
+
 def test_col2im_gives_the_same_bits_on_any_number_of_threads():
     """kernels/convolution's col2im cuts large work among the threads (by channels for a convolution): each
     place gets the same adds in the same order, so conv2d's input gradient is the same bits on 1 thread and on 2."""

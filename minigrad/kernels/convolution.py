@@ -16,7 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..composites import convolution as composites
 from ..composites import stands_in_for
-from .. import function
+from .. import function, grad_mode
 from ..function import Function
 from . import summation, threads
 
@@ -91,7 +91,15 @@ class Convolution(Function, arrays=True):
     rows of out_width * N numbers (cut by channels among the threads). LeNet's second convolution,
     forward and backward, float32, 2 cores (AMD EPYC): 3.6 ms -> 1.8 ms; the whole LeNet step 8.8 ->
     7.3 ms (benchmarks/vision_step.py). The bias is added in the copy that puts the images back in
-    front. Groups other than 1 keep the composition (a matmul per group)."""
+    front.
+
+    The new layout costs two transposing copies each way, and pays for them in col2im: it runs only
+    where the input needs a gradient and its windows overlap (handles). Elsewhere the composition's
+    per-image products and its im2col kernel were faster (forward and backward, weights' gradients only,
+    float32, 2 cores): LeNet's first convolution (the images, 1 channel) 1.05 ms against 2.50 here, a
+    ViT's patch embedding (windows that tile the image: col2im is one copy) 1.15 against 2.56; LeNet's
+    second convolution with its input's gradient 2.38 here against 4.29. Groups other than 1 keep the
+    composition (a matmul per group)."""
 
     node_name = "ConvolutionBackward0"  # PyTorch's name for the node of F.conv1d/2d/3d
 
@@ -99,8 +107,9 @@ class Convolution(Function, arrays=True):
     def handles(x, weight, bias, stride, padding, dilation, groups, op):
         if function._recorder is not None and function._recorder.keep_lines:
             return False  # viz.explore is recording: its page opens the convolution as the composition's steps
-        return (groups == 1 and x.dtype.kind == "f" and x.dtype == weight.dtype
-                and (bias is None or bias.dtype == x.dtype))
+        tiles = all(sv == k and dl == 1 for sv, k, dl in zip(stride, weight.shape[2:], dilation))
+        return (x.requires_grad and grad_mode.is_grad_enabled() and not tiles and groups == 1
+                and x.dtype.kind == "f" and x.dtype == weight.dtype and (bias is None or bias.dtype == x.dtype))
 
     @staticmethod
     def forward(ctx, x, weight, bias, stride, padding, dilation, groups, op):
