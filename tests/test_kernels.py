@@ -260,6 +260,23 @@ def test_the_convolution_kernel_runs_where_the_input_needs_a_gradient_through_ov
                                rtol=1e-12, atol=1e-13)  # the kernel's values, then the composition's
 
 
+def test_the_convolution_kernel_moves_images_a_few_at_a_time_where_they_are_4_kib_apart():
+    # 10 images of 4 x 16 x 16 float64 (8 KiB each) and a gradient of as many channels: kernels/convolution's
+    # _batch_last copies them 8 and 2 at a time; values and gradients are still the composition's
+    from minigrad.kernels import convolution as kernel
+
+    x, w = normal(10, 4, 16, 16, seed=43), normal(4, 4, 3, 3, seed=44)
+    assert x.detach().numpy().strides[0] % 4096 == 0 and x.shape[0] > kernel.BATCH_BLOCK
+    fn = lambda x, w: F.conv2d(x, w, padding=1)  # noqa: E731
+    assert fn(x, w).grad_fn.name() == "ConvolutionBackward0"
+    kernel_out, kernel_grads = _values_and_grads(fn, [x, w])
+    with without_kernels():
+        composed_out, composed_grads = _values_and_grads(fn, [x, w])
+    np.testing.assert_allclose(kernel_out, composed_out, rtol=1e-10, atol=1e-12)
+    for k, c in zip(kernel_grads, composed_grads):
+        np.testing.assert_allclose(k, c, rtol=1e-9, atol=1e-12)
+
+
 def test_col2im_gives_the_same_bits_on_any_number_of_threads():
     """kernels/convolution's col2im cuts large work among the threads (by channels for a convolution): each
     place gets the same adds in the same order, so conv2d's input gradient is the same bits on 1 thread and on 2."""

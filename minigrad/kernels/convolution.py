@@ -119,7 +119,7 @@ class Convolution(Function, arrays=True):
         out = composites.output_size(padded, kernel, stride, (0,) * len(kernel), dilation, op)
         # the padded input with its batch innermost: xt[c, *padded, n] (one copy transposes and pads)
         xt = np.zeros((c, *padded, n), dtype=x.dtype)
-        xt[_interior(spatial, padding)] = np.moveaxis(x, 0, -1)
+        _batch_last(x, xt[_interior(spatial, padding)])
         # cols[(c, k), (l, n)] = xt[c, l * stride + k * dilation, n]: a strided view, copied by the reshape
         st = xt.strides
         cols = as_strided(xt, (c, *kernel, *out, n),
@@ -141,7 +141,9 @@ class Convolution(Function, arrays=True):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         c_out, n = weight.shape[0], x.shape[0]
-        g = np.ascontiguousarray(np.moveaxis(grad, 0, -1)).reshape(c_out, -1)  # (C_out, L*N)
+        g = np.empty(grad.shape[1:] + (n,), dtype=grad.dtype)
+        _batch_last(grad, g)
+        g = g.reshape(c_out, -1)  # (C_out, L*N)
         w = weight.reshape(c_out, -1)
         grad_w = np.ascontiguousarray(_product_with_transpose(g, ctx.cols)).reshape(weight.shape) if need_w else None
         grad_b = summation.sum(g, 1) if need_b else None
@@ -161,6 +163,22 @@ class Convolution(Function, arrays=True):
             _shared(add, x.shape[1], grad_cols.size)  # by channels
             grad_x = np.ascontiguousarray(np.moveaxis(grad_xt[_interior(x.shape[2:], ctx.padding)], -1, 0))
         return grad_x, grad_w, grad_b, None, None, None, None, None
+
+
+# Moving the batch axis last reads each image's numbers a whole image apart. Where that distance is a
+# multiple of 4 KiB every read of one column falls in the same cache set and evicts the one before:
+# (32, 16, 16, 16) float32 took 0.40 ms in one copy, 0.15 ms copied 8 images at a time; (64, 3, 32, 32)
+# 0.69 -> 0.24 ms (other sizes, and the copy back, gained nothing).
+BATCH_BLOCK = 8
+
+
+def _batch_last(a, out):
+    """out[..., n] = a[n, ...]: out has a's shape with the first axis moved last."""
+    if a.strides[0] % 4096 or a.shape[0] <= BATCH_BLOCK:
+        out[...] = np.moveaxis(a, 0, -1)
+        return
+    for lo in range(0, a.shape[0], BATCH_BLOCK):
+        out[..., lo:lo + BATCH_BLOCK] = np.moveaxis(a[lo:lo + BATCH_BLOCK], 0, -1)
 
 
 def _interior(spatial, padding):
