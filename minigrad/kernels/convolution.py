@@ -89,9 +89,9 @@ class Convolution(Function, arrays=True):
     cost per row, not the arithmetic, is the time. With the images innermost the product is one matrix
     product over all images, W (C_out, C*K) @ cols (C*K, L*N), and each of col2im's adds runs along
     rows of out_width * N numbers (cut by channels among the threads). LeNet's second convolution,
-    forward and backward, float32, 2 cores (AMD EPYC): 3.6 ms -> 1.8 ms; the whole LeNet step 8.8 ->
-    7.3 ms (benchmarks/vision_step.py). The bias is added in the copy that puts the images back in
-    front.
+    forward and backward, float32, 2 cores (AMD EPYC): 3.6 ms -> 1.8 ms; the whole LeNet step 10.1 ->
+    8.9 ms, alternating with the code before (docs/speed.md). The bias is added in the copy that puts
+    the images back in front.
 
     The new layout costs two transposing copies each way, and pays for them in col2im: it runs only
     where the input needs a gradient and its windows overlap (handles). Elsewhere the composition's
