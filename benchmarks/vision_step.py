@@ -15,6 +15,12 @@ subprocess, the libraries alternating over --repeats rounds; the reported time i
 runs' median step times. Memory: the peak resident memory the steps (warm-up and timed) add above what
 the process held after building the model (Linux's VmHWM, reset after building). Both
 libraries run on the same number of threads (--threads, default: all cores).
+
+`--layers` times single convolutions instead, forward and backward (median of --steps calls, one process),
+three ways: as minigrad chooses, through the convolution kernel (minigrad/kernels/convolution.py) forced
+on, and through the composition with that kernel off; the shapes are LeNet's two convolutions, the ViT's
+patch embedding, and a layer whose images lie a multiple of 4 KiB apart. These are the figures behind
+the kernel's rule of where it runs.
 """
 import argparse
 import json
@@ -111,6 +117,50 @@ def run_one(library, model, steps, threads):
     print(json.dumps({"median_ms": 1000 * float(np.median(times)), "peak_mb": _peak_rss_mb() - baseline}))
 
 
+LAYERS = [  # name, input shape, weight shape, conv2d arguments, whether the input needs a gradient
+    ("LeNet conv1 (the images)", (64, 1, 28, 28), (6, 1, 5, 5), {"padding": 2}, False),
+    ("LeNet conv2", (64, 6, 14, 14), (16, 6, 5, 5), {}, True),
+    ("ViT patch embedding", (64, 3, 32, 32), (64, 3, 4, 4), {"stride": 4}, False),
+    ("16 x 16 x 16, 3x3 (4 KiB apart)", (32, 16, 16, 16), (32, 16, 3, 3), {"padding": 1}, True),
+]
+
+
+def time_layers(steps):
+    """Each LAYERS convolution, forward and backward: ms as chosen, kernel forced, composition."""
+    import minigrad as mg
+    from minigrad.composites import convolution as composites
+    from minigrad.kernels import convolution as kernels
+
+    rng = np.random.default_rng(0)
+    chosen_rule = kernels.Convolution.handles
+    print(f"{'layer':34} {'input grad':>10} {'chosen':>8} {'kernel':>8} {'composition':>12}   (ms, forward and backward)")
+    for name, x_shape, w_shape, kwargs, x_grad in LAYERS:
+        x = mg.tensor(rng.standard_normal(x_shape).astype(np.float32), requires_grad=x_grad)
+        w = mg.tensor(rng.standard_normal(w_shape).astype(np.float32), requires_grad=True)
+        b = mg.tensor(np.zeros(w_shape[0], np.float32), requires_grad=True)
+        upstream = mg.tensor(rng.standard_normal(mg.nn.functional.conv2d(x, w, b, **kwargs).shape).astype(np.float32))
+
+        def step():
+            mg.nn.functional.conv2d(x, w, b, **kwargs).backward(upstream)
+
+        row = []
+        for way in ("chosen", "kernel", "composition"):
+            kernels.Convolution.handles = staticmethod(lambda *a: True) if way == "kernel" else chosen_rule
+            composites.convolve.kernel = None if way == "composition" else kernels.Convolution
+            try:
+                for _ in range(3):
+                    step()
+                times = []
+                for _ in range(steps):
+                    start = time.perf_counter()
+                    step()
+                    times.append(time.perf_counter() - start)
+            finally:
+                kernels.Convolution.handles, composites.convolve.kernel = chosen_rule, kernels.Convolution
+            row.append(1000 * float(np.median(times)))
+        print(f"{name:34} {'yes' if x_grad else 'no':>10} {row[0]:8.2f} {row[1]:8.2f} {row[2]:12.2f}")
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
@@ -129,7 +179,15 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--one", nargs=2, metavar=("LIBRARY", "MODEL"), help=argparse.SUPPRESS)
+    parser.add_argument("--layers", action="store_true", help="time single convolutions: kernel or composition")
     args = parser.parse_args()
+    if args.layers:
+        import minigrad
+        minigrad.set_num_threads(args.threads)
+        print(f"CPU: {cpu_model()} ({os.cpu_count()} cores), {args.threads} threads; NumPy {np.__version__}, "
+              f"minigrad {minigrad.__version__}; median of {args.steps} calls after 3\n")
+        time_layers(args.steps)
+        return
     if args.one:
         run_one(args.one[0], args.one[1], args.steps, args.threads)
         return

@@ -277,19 +277,21 @@ def test_the_convolution_kernel_moves_images_a_few_at_a_time_where_they_are_4_ki
         np.testing.assert_allclose(k, c, rtol=1e-9, atol=1e-12)
 
 
-def test_col2im_gives_the_same_bits_on_any_number_of_threads():
-    """kernels/convolution's col2im cuts large work among the threads (by channels for a convolution): each
-    place gets the same adds in the same order, so conv2d's input gradient is the same bits on 1 thread and on 2."""
+@pytest.mark.parametrize("groups", [1, 2])  # 1: the Convolution kernel's col2im (by channels); 2: Im2col's (by images)
+def test_col2im_gives_the_same_bits_on_any_number_of_threads(groups):
+    """kernels/convolution's col2im cuts large work among the threads (by channels for a convolution, by
+    images for the window read): each place gets the same adds in the same order, so conv2d's input
+    gradient is the same bits on 1 thread and on 2."""
     before = mg.get_num_threads()
     x = mg.tensor(np.random.default_rng(30).standard_normal((16, 6, 14, 14)).astype(np.float32), requires_grad=True)
-    w = mg.tensor(np.random.default_rng(31).standard_normal((16, 6, 5, 5)).astype(np.float32))
+    w = mg.tensor(np.random.default_rng(31).standard_normal((16, 6 // groups, 5, 5)).astype(np.float32))
     upstream = mg.tensor(np.random.default_rng(32).standard_normal((16, 16, 10, 10)).astype(np.float32))
     grads = []
     try:
         for n in (1, 2):
             mg.set_num_threads(n)
             x.grad = None
-            (F.conv2d(x, w) * upstream).sum().backward()
+            (F.conv2d(x, w, groups=groups) * upstream).sum().backward()
             grads.append(x.grad.numpy().copy())
     finally:
         mg.set_num_threads(before)

@@ -88,18 +88,16 @@ class Convolution(Function, arrays=True):
     col2im 25 adds along rows one output row long (LeNet's second convolution: 10 numbers), where NumPy's
     cost per row, not the arithmetic, is the time. With the images innermost the product is one matrix
     product over all images, W (C_out, C*K) @ cols (C*K, L*N), and each of col2im's adds runs along
-    rows of out_width * N numbers (cut by channels among the threads). LeNet's second convolution,
-    forward and backward, float32, 2 cores (AMD EPYC): 3.6 ms -> 1.8 ms; the whole LeNet step 10.1 ->
-    8.9 ms, alternating with the code before (docs/speed.md). The bias is added in the copy that puts
-    the images back in front.
+    rows of out_width * N numbers (cut by channels among the threads). The bias is added in the copy
+    that puts the images back in front.
 
     The new layout costs two transposing copies each way, and pays for them in col2im: it runs only
-    where the input needs a gradient and its windows overlap (handles). Elsewhere the composition's
-    per-image products and its im2col kernel were faster (forward and backward, weights' gradients only,
-    float32, 2 cores): LeNet's first convolution (the images, 1 channel) 1.05 ms against 2.50 here, a
-    ViT's patch embedding (windows that tile the image: col2im is one copy) 1.15 against 2.56; LeNet's
-    second convolution with its input's gradient 2.38 here against 4.29. Groups other than 1 keep the
-    composition (a matmul per group)."""
+    where the input needs a gradient and its windows overlap (handles). `python benchmarks/vision_step.py
+    --layers` times each way, forward and backward, float32, 2 cores (AMD EPYC), kernel / composition:
+    LeNet's second convolution, with its input's gradient, 2.30 / 4.57 ms; LeNet's first (the images,
+    no gradient) 1.56 / 1.07; a ViT's patch embedding (windows that tile the image, so col2im is one
+    copy) 1.42 / 1.11. The whole LeNet step 10.1 -> 8.9 ms, alternating with the code before
+    (docs/speed.md). Groups other than 1 keep the composition (a matmul per group)."""
 
     node_name = "ConvolutionBackward0"  # PyTorch's name for the node of F.conv1d/2d/3d
 
