@@ -19,7 +19,9 @@ PyTorch's nn.Transformer instead (PyTorch's adds a final LayerNorm to each stack
 
 Columns: the median step time in ms over --steps steps after --warmup steps, the peak resident
 memory the steps added above what the process held after building the model (Linux's VmHWM,
-reset just before the steps), and the ratio to minigrad. `gemm` is the time of the step's matrix
+reset just before the steps: minigrad's compiled layer, numba and LLVM, loads at the first step
+and counts here; MINIGRAD_COMPILED=0 runs the NumPy kernels), the whole process's peak (Python,
+imports and libraries included), and the ratio to minigrad. `gemm` is the time of the step's matrix
 products alone: every product one minigrad step makes, with the same shapes, memory layouts and
 thread setting, replayed through minigrad's matmul: the limit the step can approach.
 
@@ -78,6 +80,13 @@ def _peak_rss_mb():
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
+def _memory(baseline, before):
+    """The two memory columns: what the steps added above `baseline` (the resident memory after building the
+    model), and the whole process's peak (`before`: the peak of the imports and the building)."""
+    peak = _peak_rss_mb()
+    return {"peak_mb": peak - baseline, "process_mb": max(peak, before)}
+
+
 def _batch(cfg, rng):
     B, T, V = cfg["batch"], cfg["length"], cfg["vocab"]
     src = rng.integers(3, V, size=(B, T))
@@ -99,7 +108,7 @@ def run_minigrad_model(cfg, steps, warmup, report_memory_every=0):
     optimizer = optim.Adam(model.parameters(), lr=1e-4)
     rng = np.random.default_rng(0)
     batches = [_batch(cfg, rng) for _ in range(4)]
-    baseline = _rss_mb()
+    baseline, before = _rss_mb(), _peak_rss_mb()
     _reset_peak_rss()
     times = []
     for i in range(warmup + steps):
@@ -114,7 +123,7 @@ def run_minigrad_model(cfg, steps, warmup, report_memory_every=0):
             times.append(time.perf_counter() - start)
         if report_memory_every and (i + 1) % report_memory_every == 0:
             print(f"step {i + 1:5d}: resident memory {_rss_mb():7.1f} MB (after building the model: {baseline:.1f} MB)")
-    return {"median_ms": 1000 * float(np.median(times)), "peak_mb": _peak_rss_mb() - baseline}
+    return {"median_ms": 1000 * float(np.median(times)), **_memory(baseline, before)}
 
 
 def run_torch_model(cfg, steps, warmup):
@@ -156,7 +165,7 @@ def run_torch_model(cfg, steps, warmup):
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
     rng = np.random.default_rng(0)
     batches = [tuple(torch.from_numpy(a) for a in _batch(cfg, rng)) for _ in range(4)]
-    baseline = _rss_mb()
+    baseline, before = _rss_mb(), _peak_rss_mb()
     _reset_peak_rss()
     times = []
     for i in range(warmup + steps):
@@ -169,7 +178,7 @@ def run_torch_model(cfg, steps, warmup):
         optimizer.step()
         if i >= warmup:
             times.append(time.perf_counter() - start)
-    return {"median_ms": 1000 * float(np.median(times)), "peak_mb": _peak_rss_mb() - baseline,
+    return {"median_ms": 1000 * float(np.median(times)), **_memory(baseline, before),
             "threads": torch.get_num_threads(), "version": torch.__version__}
 
 
@@ -327,7 +336,7 @@ def run_peer(library, cfg, steps, warmup, check_path=None):
         np.savez(check_path, __loss__=np.float64(loss), **grads)
     if steps == 0:
         return {}
-    baseline = _rss_mb()
+    baseline, before = _rss_mb(), _peak_rss_mb()
     _reset_peak_rss()
     times = []
     for i in range(warmup + steps):
@@ -335,7 +344,7 @@ def run_peer(library, cfg, steps, warmup, check_path=None):
         step(i)
         if i >= warmup:
             times.append(time.perf_counter() - start)
-    return {"median_ms": 1000 * float(np.median(times)), "peak_mb": _peak_rss_mb() - baseline}
+    return {"median_ms": 1000 * float(np.median(times)), **_memory(baseline, before)}
 
 
 def record_products(cfg):
@@ -385,6 +394,7 @@ def profile_minigrad(cfg, steps):
     import cProfile
     import pstats
 
+    run_minigrad_model(cfg, 2, 0)  # first calls first: the compiled layer loads its loops, caches fill
     profiler = cProfile.Profile()
     profiler.enable()
     run_minigrad_model(cfg, steps, 0)
@@ -564,13 +574,14 @@ def main():
             for lib in libraries + ["gemm"]:
                 runs[lib].append(_measure(lib, size, args.steps, args.warmup, tuning))
         ours = float(np.median([r["median_ms"] for r in runs["minigrad" if "minigrad" in runs else libraries[0]]]))
-        print(f"{'size':>6} {'library':>15} | {'ms/step':>8} {'peak MB':>8} | {'ratio':>6}")
+        print(f"{'size':>6} {'library':>15} | {'ms/step':>8} {'peak MB':>8} {'process MB':>10} | {'ratio':>6}")
         for lib in libraries + ["gemm"]:
             ms = float(np.median([r["median_ms"] for r in runs[lib]]))
             peak = max((r.get("peak_mb", float("nan")) for r in runs[lib]), default=float("nan"))
+            process = max((r.get("process_mb", float("nan")) for r in runs[lib]), default=float("nan"))
             note = (f"  ({runs[lib][0]['products']} products, {runs[lib][0]['gflop']:.1f} GFLOP; step/gemm "
                     f"{ours / ms:.2f})") if lib == "gemm" else ""
-            print(f"{size:>6} {lib:>15} | {ms:>8.1f} {peak:>8.1f} | {ms / ours:>6.2f}{note}", flush=True)
+            print(f"{size:>6} {lib:>15} | {ms:>8.1f} {peak:>8.1f} {process:>10.1f} | {ms / ours:>6.2f}{note}", flush=True)
         if args.parallel:
             for lib in libraries:
                 alone = float(np.median([r["median_ms"] for r in runs[lib]]))

@@ -12,9 +12,13 @@ minigrad and in PyTorch eager, with the peak memory each step adds.
 
 The model is written once (below) with `torch` bound to either library. Each library runs in its own
 subprocess, the libraries alternating over --repeats rounds; the reported time is the median of the
-runs' median step times. Memory: the peak resident memory the steps (warm-up and timed) add above what
-the process held after building the model (Linux's VmHWM, reset after building). Both
-libraries run on the same number of threads (--threads, default: all cores).
+runs' median step times. `minigrad-numpy` is minigrad with its compiled layer off (MINIGRAD_COMPILED=0:
+the NumPy kernels, as `pip install minigrad` without the [compiled] extra runs); it is listed where numba
+is installed. Memory, two columns: `steps MB`, the peak resident memory the steps (warm-up and timed)
+add above what the process held after building the model (Linux's VmHWM, reset after building), which
+counts the compiled layer's numba and LLVM (loaded at the first step); and `process MB`, the whole
+process's peak, Python, imports and libraries included. All run on the same number of threads
+(--threads, default: all cores).
 
 `--layers` times single convolutions instead, forward and backward (median of --steps calls, one process),
 three ways: as minigrad chooses, through the convolution kernel (minigrad/kernels/convolution.py) forced
@@ -23,6 +27,7 @@ patch embedding, and a layer whose images lie a multiple of 4 KiB apart. These a
 the kernel's rule of where it runs.
 """
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -84,6 +89,8 @@ def _rss_mb():
 
 def run_one(library, model, steps, threads):
     """In this process: build the model, warm up, time `steps` steps; print a JSON line."""
+    if library == "minigrad-numpy":
+        os.environ["MINIGRAD_COMPILED"] = "0"  # read when minigrad is imported, just below
     if library == "torch":
         import torch
         torch.set_num_threads(threads)
@@ -104,7 +111,7 @@ def run_one(library, model, steps, threads):
         optimizer.step()
         return loss
 
-    baseline = _rss_mb()
+    baseline, before = _rss_mb(), _peak_rss_mb()  # (before: the peak of the imports and the building)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # VmHWM starts afresh: the peak counts what the warm-up and the timed steps hold
     for _ in range(3):
@@ -114,7 +121,9 @@ def run_one(library, model, steps, threads):
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
-    print(json.dumps({"median_ms": 1000 * float(np.median(times)), "peak_mb": _peak_rss_mb() - baseline}))
+    peak = _peak_rss_mb()
+    print(json.dumps({"median_ms": 1000 * float(np.median(times)), "peak_mb": peak - baseline,
+                      "process_mb": max(peak, before)}))
 
 
 LAYERS = [  # name, input shape, weight shape, conv2d arguments, whether the input needs a gradient
@@ -193,15 +202,18 @@ def main():
         return
     import numpy
     import minigrad
+    from minigrad.kernels import compiled
+    with_numba = compiled.ENABLED and importlib.util.find_spec("numba") is not None
+    libraries = ["minigrad", "minigrad-numpy"] if with_numba else ["minigrad"]
     try:
         import torch
-        libraries, torch_version = ["minigrad", "torch"], torch.__version__
+        libraries, torch_version = libraries + ["torch"], torch.__version__
     except ImportError:
-        libraries, torch_version = ["minigrad"], "not installed"
+        torch_version = "not installed"
     print(f"CPU: {cpu_model()} ({os.cpu_count()} cores), {args.threads} threads; NumPy {numpy.__version__}, "
           f"minigrad {minigrad.__version__}, PyTorch {torch_version}")
     print(f"{args.steps} steps after 3 warm-up steps, median; {args.repeats} rounds alternating the libraries\n")
-    print(f"{'model':6} {'library':9} {'step ms':>9} {'peak MB':>8} {'vs PyTorch':>11}")
+    print(f"{'model':6} {'library':14} {'step ms':>9} {'steps MB':>9} {'process MB':>11} {'vs PyTorch':>11}")
     for model in args.models:
         results = {lib: [] for lib in libraries}
         for _ in range(args.repeats):
@@ -209,11 +221,11 @@ def main():
                 done = subprocess.run([sys.executable, __file__, "--one", lib, model, "--steps", str(args.steps),
                                        "--threads", str(args.threads)], capture_output=True, text=True, check=True)
                 results[lib].append(json.loads(done.stdout.strip().splitlines()[-1]))
-        summary = {lib: (float(np.median([r["median_ms"] for r in runs])), max(r["peak_mb"] for r in runs))
-                   for lib, runs in results.items()}
-        for lib, (ms, mb) in summary.items():
+        summary = {lib: (float(np.median([r["median_ms"] for r in runs])), max(r["peak_mb"] for r in runs),
+                         max(r["process_mb"] for r in runs)) for lib, runs in results.items()}
+        for lib, (ms, mb, process_mb) in summary.items():
             ratio = f"{ms / summary['torch'][0]:.2f}x" if "torch" in summary else "-"
-            print(f"{model:6} {lib:9} {ms:9.1f} {mb:8.1f} {ratio:>11}")
+            print(f"{model:6} {lib:14} {ms:9.1f} {mb:9.1f} {process_mb:11.1f} {ratio:>11}")
 
 
 if __name__ == "__main__":
