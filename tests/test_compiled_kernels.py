@@ -330,3 +330,42 @@ def test_numbas_threads_sleep_between_loops_and_the_environment_is_left_as_it_wa
     states = ast.literal_eval(states)  # the one-letter states the child printed
     assert states and states.count("R") <= 1, states  # asleep, not spinning (1: a thread caught late)
     assert environment_kept == "True"  # OMP_WAIT_POLICY was set only while numba started its threads
+
+
+@pytest.mark.parametrize("shape", [(64, 6, 28, 28), (2, 3, 65, 67), (1, 2, 64, 128)])
+def test_max_pool_2x2_gives_the_numpy_kernels_bits(layer, monkeypatch, shape):
+    # ties (equal values, 0.0 beside -0.0: the first of the window is returned), NaN (the first NaN of a
+    # window is returned), infinities, and an odd height or width (the last row or column is in no window)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[rng.integers(0, flat.size, flat.size // 5)] = 0.0
+    flat[rng.integers(0, flat.size, flat.size // 5)] = -0.0
+    flat[rng.integers(0, flat.size, flat.size // 50)] = np.nan
+    flat[rng.integers(0, flat.size, flat.size // 50)] = -np.inf
+    flat[rng.integers(0, flat.size, flat.size // 50)] = np.inf
+    flat[rng.integers(0, flat.size, flat.size // 10)] = 1.5
+    upstream = rng.standard_normal((shape[0], shape[1], shape[2] // 2, shape[3] // 2)).astype(np.float32)
+    ran = []
+    monkeypatch.setattr(compiled, "max_pool_2x2", lambda *a, run=compiled.max_pool_2x2: ran.append(1) or run(*a))
+    monkeypatch.setattr(compiled, "max_pool_2x2_backward",
+                        lambda *a, run=compiled.max_pool_2x2_backward: ran.append(2) or run(*a))
+    f = lambda x: F.max_pool2d(x, 2)  # noqa: E731
+    (y1, (d1,)), (y0, (d0,)) = layer(True, f, x, upstream=upstream), layer(False, f, x, upstream=upstream)
+    assert ran == [1, 2]  # with the layer on, both loops ran (off, the NumPy kernel ran)
+    assert y1.tobytes() == y0.tobytes() and d1.tobytes() == d0.tobytes()
+    _, indices = F.max_pool2d(mg.tensor(x), 2, return_indices=True)  # the composition: the reference of both
+    chosen = np.take_along_axis(x.reshape(shape[0], shape[1], -1), indices.numpy().reshape(shape[0], shape[1], -1), 2)
+    assert y1.reshape(chosen.shape).tobytes() == chosen.tobytes()
+
+
+def test_max_pool_2x2_loops_do_not_depend_on_the_thread_count():
+    loops = compiled.loops()
+    x = np.random.default_rng(6).standard_normal((32, 8, 30, 30)).astype(np.float32)
+    results = []
+    for n in (1, 2) if loops.max_threads >= 2 else (1,):
+        loops.set_num_threads(n)
+        values, found = compiled.max_pool_2x2(x)
+        grad_x = compiled.max_pool_2x2_backward(values, found, x.shape)
+        results.append(values.tobytes() + found.tobytes() + grad_x.tobytes())
+    assert all(r == results[0] for r in results)

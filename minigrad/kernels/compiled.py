@@ -1,7 +1,8 @@
 """An optional compiled layer under the NumPy kernels: numba loops for the float32 elementwise and
 row-wise work of a training step, where NumPy makes a dozen passes over memory and keeps one core:
 the exact GELU (activations.py), layer norm (layer_norm.py; the weight's and bias's gradients stay
-NumPy's sums), softmax (softmax.py, attention's too) and the Adam/AdamW update (optim/adam.py).
+NumPy's sums), softmax (softmax.py, attention's too), the Adam/AdamW update (optim/adam.py), and the
+2x2 max pool of stride 2 (pooling.py: a CNN's pools).
 
     pip install "minigrad-transformer[fast]"    # numba; without it everything runs on NumPy
     MINIGRAD_COMPILED=0 python train.py          # off (or minigrad.kernels.compiled.ENABLED = False)
@@ -27,8 +28,9 @@ The lower tail of GELU (x < -3) is redone in float64 inside the loop, as element
 Threads: each loop is a numba prange over blocks; every output element (or row) is computed by one
 iteration, the same way for any thread count, so results never depend on the threads. The count
 follows minigrad's (threads.get_num_threads(), and only cores that are idle, as for the products).
-The first call of each loop compiles it: about 5.5 s for all seven on the development machine (AMD
-EPYC), 0.4 s to load them from numba's cache (cache=True: __pycache__ next to this file, or numba's
+The first call of each loop compiles it: about 5.5 s for the seven of a Transformer's step on the
+development machine (AMD EPYC), 2.3 s for the two of the max pool (compiled alone, LLVM's start
+included), 0.4 s to load them from numba's cache (cache=True: __pycache__ next to this file, or numba's
 per-user cache, ~/.cache/numba, where that folder is read-only), plus 0.2 s to import numba (never
 at `import minigrad`). numba's OpenMP workers are started sleeping between loops, not spinning
 (_start_threads_passive says why: spinning ones made the matrix products run on one thread).
@@ -170,6 +172,30 @@ def adam_update(p, g, m, v, decay, beta1, beta2, bias2_sqrt, eps, step_size):
     v = beta2 v + (1 - beta2) g g;  p -= step_size m / (sqrt(v) / bias2_sqrt + eps)."""
     c = [np.float32(a) for a in (decay, beta1, 1.0 - beta1, beta2, 1.0 - beta2, bias2_sqrt, eps, step_size)]
     _run(_loops.adam_loop, p.size, p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), *c)
+
+
+# ---- max pool over 2x2 tiles ---------------------------------------------------------------------------
+
+def max_pool_2x2(x):
+    """(values, found) of kernels/pooling.py's TiledMaxPool for 2x2 windows of stride 2 on a float32
+    C-contiguous (N, C, H, W) x: values (N, C, (H // 2) * (W // 2)), the first largest element of each
+    window (NaN the largest), and found (uint8, one per window, flat): which of its 4 elements, row-major."""
+    n, c, h, w = x.shape
+    planes, out = n * c, (h // 2, w // 2)
+    values, found = np.empty((planes, *out), x.dtype), np.empty((planes, *out), np.uint8)
+    _run(_loops.max_pool_2x2_forward_loop, x.size, x.reshape(planes, h, w), values, found)
+    return values.reshape(n, c, -1), found.reshape(-1)
+
+
+def max_pool_2x2_backward(grad, found, shape):
+    """dL/dx of max_pool_2x2 for an input of `shape`: grad (float32, C-contiguous, one per window) at the
+    element `found` names, 0 elsewhere."""
+    n, c, h, w = shape
+    planes, out = n * c, (h // 2, w // 2)
+    grad_x = np.empty(shape, grad.dtype)
+    _run(_loops.max_pool_2x2_backward_loop, grad_x.size, grad.reshape(planes, *out), found.reshape(planes, *out),
+         grad_x.reshape(planes, h, w))
+    return grad_x
 
 
 # ---- the loops ---------------------------------------------------------------------------------------
@@ -416,12 +442,53 @@ def adam_loop(p, g, m, v, decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
             pb[i] = pb[i] * decay - mi / (np.sqrt(vi) / bias2_sqrt + eps) * step_size
 
 
+def replaces_max(v, m):
+    """Whether v takes the place of m as the largest so far: larger, or the first NaN (as max(dim))."""
+    return (v > m) | ((v != v) & (m == m))
+
+
+def max_pool_2x2_forward_loop(x, values, found):
+    # values[p, i, j] = the first largest of x[p, 2i:2i+2, 2j:2j+2] (row-major), found = its place 0..3
+    # (written out for 2x2: loops over the window's runtime size did not vectorize, and ran 7x slower)
+    planes, o1, o2 = values.shape
+    for p in prange(planes):  # one plane per iteration: a copy and comparisons, exact on any thread count
+        xp, vp, fp = x[p], values[p], found[p]
+        for i in range(o1):
+            top, bottom, vr, fr = xp[2 * i], xp[2 * i + 1], vp[i], fp[i]
+            for j in range(o2):
+                best, chosen = top[2 * j], np.uint8(0)
+                v = top[2 * j + 1]
+                t = replaces_max(v, best)
+                best, chosen = (v, np.uint8(1)) if t else (best, chosen)
+                v = bottom[2 * j]
+                t = replaces_max(v, best)
+                best, chosen = (v, np.uint8(2)) if t else (best, chosen)
+                v = bottom[2 * j + 1]
+                t = replaces_max(v, best)
+                best, chosen = (v, np.uint8(3)) if t else (best, chosen)
+                vr[j] = best  # the element itself: its bits (-0.0, a NaN's payload) as they were
+                fr[j] = chosen
+
+
+def max_pool_2x2_backward_loop(g, found, grad_x):
+    # dL/dx = dL/dy at the element each window returned, 0 elsewhere (the windows do not overlap)
+    planes, o1, o2 = g.shape
+    for p in prange(planes):
+        gp, fp, xp = g[p], found[p], grad_x[p]
+        xp[:, :] = ZERO
+        for i in range(o1):
+            for j in range(o2):
+                e = fp[i, j]
+                xp[2 * i + e // 2, 2 * j + e % 2] = gp[i, j]
+
+
 prange = range  # numba's prange once built; plain range for the Python functions before that
-_INLINED = ("scale2", "exp_reduced", "exp32", "exp_of_float64", "normal_cdf")  # in the order they call each other
+_INLINED = ("scale2", "exp_reduced", "exp32", "exp_of_float64", "normal_cdf", "replaces_max")  # in the order they call each other
 _HELPERS = ("normal_cdf_tail64", "tail_start", "tail_chunks")
 _REDUCING = ("row_sum", "row_dot", "row_dot3")  # with reassoc (their sums in vector lanes); LLVM inlines them
 _PARALLEL = ("gelu_forward_loop", "gelu_backward_loop")
-_ROWS = ("adam_loop", "layer_norm_forward_loop", "layer_norm_backward_loop", "softmax_forward_loop", "softmax_backward_loop")
+_ROWS = ("adam_loop", "layer_norm_forward_loop", "layer_norm_backward_loop", "softmax_forward_loop",
+         "softmax_backward_loop", "max_pool_2x2_forward_loop", "max_pool_2x2_backward_loop")
 FASTMATH = {"contract"}  # a * b + c may become one fused multiply-add (no other change of IEEE semantics)
 # The sums along a row (row_sum, row_dot, row_dot3: their own functions, so that the flag reaches no other
 # arithmetic, e.g. exp's reduction) also let LLVM reorder them ('reassoc': partial sums in vector lanes,
