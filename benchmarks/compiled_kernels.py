@@ -1,6 +1,7 @@
 """The compiled layer (minigrad/kernels/compiled.py, numba) against the NumPy kernels and PyTorch, one
-thread each, on the float32 shapes of nanoGPT's CPU step: forward + backward of each op through the
-public API, the three interleaved in every round, min and median of the rounds in microseconds.
+thread each, on the float32 shapes of nanoGPT's CPU step (and LeNet's first max pool): forward +
+backward of each op through the public API, the three interleaved in every round, min and median of
+the rounds in microseconds.
 
     python benchmarks/compiled_kernels.py [--rounds 30] [--crossover] [--accuracy] [--step N]
 
@@ -22,6 +23,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
+import machine  # beside this script
 import minigrad as mg
 import minigrad.nn.functional as F
 from minigrad.kernels import compiled
@@ -37,10 +39,12 @@ def cases(rng):
     s = rng.standard_normal((12, 4, 64, 64)).astype(np.float32)  # attention's softmax
     h = rng.standard_normal((12, 64, 128)).astype(np.float32)  # layer norm over n_embd = 128
     w, b = rng.standard_normal(128).astype(np.float32), rng.standard_normal(128).astype(np.float32)
+    c = np.maximum(rng.standard_normal((64, 6, 28, 28)), 0).astype(np.float32)  # a CNN's ReLU output, pooled 2x2
     return {
         "gelu (12,64,512)": (lambda lib, x: lib.nn.functional.gelu(x), [x]),
         "softmax (12,4,64,64)": (lambda lib, x: lib.softmax(x, dim=-1), [s]),
         "layer_norm (12,64,128)": (lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (128,), w, b), [h, w, b]),
+        "max_pool2d (64,6,28,28)": (lambda lib, x: lib.nn.functional.max_pool2d(x, 2), [c]),  # LeNet's first pool
     }
 
 
@@ -67,6 +71,7 @@ def main():
     mg.set_num_threads(1)
     if torch is not None:
         torch.set_num_threads(1)
+    print(machine.describe("minigrad"))
     start = time.perf_counter()
     have = compiled.loops() is not None
     print(f"numba: {'yes' if have else 'not installed'}; import {time.perf_counter() - start:.2f} s")
