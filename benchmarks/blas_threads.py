@@ -18,12 +18,17 @@ function: the price of switching per product size.
 width 128, four layers; each Linear's forward x W^T and backward g W, g^T x) run one after another,
 as a step runs them, each way in a process of its own: minigrad's matmul as it chooses, minigrad's
 blocks only, np.matmul on OpenBLAS's own threads, and torch.mm. The whole sequence, median of --repeats.
+
+`--wake` times how long one of minigrad's workers, asleep on its queue, takes to start a task handed
+to it (after a pause of 0.3 s, and 0.5 ms after the last one), and one product (a ViT layer's input
+projection, (4160, 64) @ (64, 192)) back to back on one thread and cut among minigrad's threads.
 """
 import argparse
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -52,7 +57,10 @@ def main():
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--sequence", action="store_true", help="nanoGPT's products one after another (above)")
     parser.add_argument("--way", choices=SEQUENCE_WAYS, help=argparse.SUPPRESS)
+    parser.add_argument("--wake", action="store_true", help="how long a sleeping worker takes to start (above)")
     args = parser.parse_args()
+    if args.wake:
+        return worker_wake(args.repeats)
     if args.way:
         return time_sequence(args.way, args.repeats)
     if args.sequence:
@@ -148,6 +156,38 @@ def time_sequence(way, repeats):
     for _ in range(5):
         run()
     print(json.dumps({"ms": median_ms(run, repeats)}))
+
+
+def worker_wake(repeats):
+    """How long one of minigrad's workers takes to start a task handed to it, and what a product cut into
+    blocks gains from it, after a pause and back to back."""
+    print(machine.describe("minigrad"))
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4160, 64)).astype(np.float32)
+    b = rng.standard_normal((192, 64)).astype(np.float32).T
+    threads.USE_OPENBLAS_THREADS = False  # minigrad's blocks only: no OpenBLAS worker spins between them
+    threads.ONLY_IDLE_CORES = False  # the worker is woken every time
+    started = []
+
+    def wake():
+        handed = time.perf_counter()
+        done = threading.Event()
+        threads._tasks.put(lambda: started.append(time.perf_counter() - handed) or done.set())
+        done.wait()
+
+    for pause, label in ((0.3, "after a pause of 0.3 s"), (0.0005, "0.5 ms after the last")):
+        started.clear()
+        for _ in range(repeats):
+            time.sleep(pause)
+            wake()
+        print(f"a worker starts a task {label}: median {1e6 * np.median(started):.0f} us, "
+              f"90th percentile {1e6 * np.percentile(started, 90):.0f} us")
+    for way, cut in (("one thread", False), ("cut among the threads", True)):
+        blocks, out = threads._blocks(a, b)
+        run = (lambda: threads._with_blas_threads(1, threads._run, blocks)) if cut else \
+            (lambda: threads._with_blas_threads(1, np.matmul, a, b))
+        time.sleep(0.3)
+        print(f"(4160, 64) @ (64, 192) back to back, {way}: {median_ms(run, repeats):.3f} ms")
 
 
 def compare_sequences(repeats):
