@@ -13,12 +13,12 @@ minigrad and in PyTorch eager, with the peak memory each step adds.
 The model is written once (below) with `torch` bound to either library. Each library runs in its own
 subprocess, the libraries alternating over --repeats rounds; the reported time is the median of the
 runs' median step times. `minigrad-numpy` is minigrad with its compiled layer off (MINIGRAD_COMPILED=0:
-the NumPy kernels, as `pip install minigrad` without the [compiled] extra runs); it is listed where numba
-is installed. Memory, two columns: `steps MB`, the peak resident memory the steps (warm-up and timed)
-add above what the process held after building the model (Linux's VmHWM, reset after building), which
-counts the compiled layer's numba and LLVM (loaded at the first step); and `process MB`, the whole
-process's peak, Python, imports and libraries included. All run on the same number of threads
-(--threads, default: all cores).
+the NumPy kernels, as an install without the `fast` extra runs); it is listed where numba is installed.
+Memory, two columns: `steps MB`, the peak resident memory the steps (warm-up and timed) add above what
+the process held after building the model (Linux's VmHWM, reset after building), which counts the
+compiled layer's numba and LLVM (loaded at the first step); and `process MB`, the whole process's peak,
+Python, imports and libraries included. All run on the same number of threads (--threads, default: all
+cores).
 
 `--layers` times single convolutions instead, forward and backward (median of --steps calls, one process),
 three ways: as minigrad chooses, through the convolution kernel (minigrad/kernels/convolution.py) forced

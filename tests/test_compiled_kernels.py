@@ -361,13 +361,32 @@ def test_max_pool_2x2_gives_the_numpy_kernels_bits(layer, monkeypatch, shape, lo
     assert y1.reshape(chosen.shape).tobytes() == chosen.tobytes()
 
 
+def test_max_pool_2x2_numpy_forward_then_compiled_backward(layer, monkeypatch):
+    # a transposed input is not contiguous: NumPy's forward; its dL/dy is: the compiled backward
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((8, 4, 40, 30)).astype(np.float32)
+    x.reshape(-1)[rng.integers(0, x.size, x.size // 4)] = 0.5  # ties
+    upstream = rng.standard_normal((8, 4, 15, 20)).astype(np.float32)
+    ran = []
+    monkeypatch.setattr(compiled, "max_pool_2x2", lambda *a, run=compiled.max_pool_2x2: ran.append(1) or run(*a))
+    monkeypatch.setattr(compiled, "max_pool_2x2_backward",
+                        lambda *a, run=compiled.max_pool_2x2_backward: ran.append(2) or run(*a))
+    f = lambda x: F.max_pool2d(x.transpose(2, 3), 2)  # noqa: E731
+    (y1, (d1,)), (y0, (d0,)) = layer(True, f, x, upstream=upstream), layer(False, f, x, upstream=upstream)
+    assert ran == [2]
+    assert y1.tobytes() == y0.tobytes() and d1.tobytes() == d0.tobytes()
+
+
 def test_max_pool_2x2_loops_do_not_depend_on_the_thread_count():
     loops = compiled.loops()
     x = np.random.default_rng(6).standard_normal((32, 8, 30, 30)).astype(np.float32)
+    planes = x.reshape(256, 30, 30)
     results = []
     for n in (1, 2) if loops.max_threads >= 2 else (1,):
-        loops.set_num_threads(n)
-        values, found = compiled.max_pool_2x2(x)
-        grad_x = compiled.max_pool_2x2_backward(values, found, x.shape)
+        loops.set_num_threads(n)  # the loops themselves: compiled.max_pool_2x2 would choose the count again
+        values, found = np.empty((256, 15, 15), np.float32), np.empty((256, 15, 15), np.uint8)
+        loops.max_pool_2x2_forward_loop(planes, values, found)
+        grad_x = np.empty_like(planes)
+        loops.max_pool_2x2_backward_loop(values, found, grad_x)
         results.append(values.tobytes() + found.tobytes() + grad_x.tobytes())
     assert all(r == results[0] for r in results)

@@ -29,11 +29,12 @@ Threads: each loop is a numba prange over blocks; every output element (or row) 
 iteration, the same way for any thread count, so results never depend on the threads. The count
 follows minigrad's (threads.get_num_threads(), and only cores that are idle, as for the products).
 The first call of each loop compiles it: about 5.5 s for the seven of a Transformer's step on the
-development machine (AMD EPYC), 2.3 s for the two of the max pool (compiled alone, LLVM's start
-included), 0.4 s to load them from numba's cache (cache=True: __pycache__ next to this file, or numba's
-per-user cache, ~/.cache/numba, where that folder is read-only), plus 0.2 s to import numba (never
-at `import minigrad`). numba's OpenMP workers are started sleeping between loops, not spinning
-(_start_threads_passive says why: spinning ones made the matrix products run on one thread).
+development machine (AMD EPYC), 1.8 s for the two of the max pool (`NUMBA_CACHE_DIR=$(mktemp -d)
+python benchmarks/compiled_kernels.py --rounds 1`, its "first call"), 0.4 s to load them from numba's
+cache (cache=True: __pycache__ next to this file, or numba's per-user cache, ~/.cache/numba, where that
+folder is read-only), plus 0.2 s to import numba (never at `import minigrad`). numba's OpenMP workers
+are started sleeping between loops, not spinning (_start_threads_passive says why: spinning ones made
+the matrix products run on one thread).
 """
 import math
 import os
