@@ -114,16 +114,21 @@ def run_one(library, model, steps, threads):
     baseline, before = _rss_mb(), _peak_rss_mb()  # (before: the peak of the imports and the building)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # VmHWM starts afresh: the peak counts what the warm-up and the timed steps hold
-    for _ in range(3):
+    ms = _median_ms(step, steps)
+    peak = _peak_rss_mb()
+    print(json.dumps({"median_ms": ms, "peak_mb": peak - baseline, "process_mb": max(peak, before)}))
+
+
+def _median_ms(step, steps, warmup=3):
+    """The median time of step() in ms over `steps` calls, after `warmup` untimed ones."""
+    for _ in range(warmup):
         step()
     times = []
     for _ in range(steps):
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
-    peak = _peak_rss_mb()
-    print(json.dumps({"median_ms": 1000 * float(np.median(times)), "peak_mb": peak - baseline,
-                      "process_mb": max(peak, before)}))
+    return 1000 * float(np.median(times))
 
 
 LAYERS = [  # name, input shape, weight shape, conv2d arguments, whether the input needs a gradient
@@ -157,16 +162,9 @@ def time_layers(steps):
             kernels.Convolution.handles = staticmethod(lambda *a: True) if way == "kernel" else chosen_rule
             composites.convolve.kernel = None if way == "composition" else kernels.Convolution
             try:
-                for _ in range(3):
-                    step()
-                times = []
-                for _ in range(steps):
-                    start = time.perf_counter()
-                    step()
-                    times.append(time.perf_counter() - start)
+                row.append(_median_ms(step, steps))
             finally:
                 kernels.Convolution.handles, composites.convolve.kernel = chosen_rule, kernels.Convolution
-            row.append(1000 * float(np.median(times)))
         print(f"{name:34} {'yes' if x_grad else 'no':>10} {row[0]:8.2f} {row[1]:8.2f} {row[2]:12.2f}")
 
 
