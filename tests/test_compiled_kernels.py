@@ -187,6 +187,27 @@ def test_softmax_matches_the_numpy_kernel(layer, shape):
     assert (y1 >= 0).all() and (y1[y1 != 0] >= tiny).all() and (np.abs(d1[d1 != 0]) >= tiny).all()  # flushed
 
 
+@pytest.mark.parametrize("T, S", [(64, 64), (5, 9), (9, 5), (1, 1)])
+def test_the_causal_softmax_gives_the_bits_of_masking_with_minus_infinity(layer, T, S):
+    """Attention's causal softmax reads keys 0..i of row i only: the same bits as writing -inf above the
+    diagonal and taking the whole rows' softmax (the way it ran before), NaN and infinite scores included."""
+    rng = np.random.default_rng(T * S)
+    scores = (rng.standard_normal((40, T, S)) * 4).astype(np.float32)
+    scores[1, 0, 0], scores[2, -1, 0], scores[3, :, 0], scores[4, -1, -1] = np.nan, np.inf, -np.inf, np.inf
+    masked = scores.copy()
+    np.copyto(masked, -np.inf, where=~np.tri(T, S, dtype=bool))
+    want = compiled.softmax(masked.reshape(-1, S))
+    got = [compiled.softmax(scores.reshape(-1, S), causal_rows=T)]
+    loops = compiled.loops()
+    for n in (1, 2) if loops.max_threads >= 2 else (1,):  # the loop itself on each thread count
+        loops.set_num_threads(n)
+        got.append(np.empty_like(want))
+        loops.softmax_forward_loop(scores.reshape(-1, S), got[-1], T)
+    for g in got:
+        assert g.view(np.int32).tolist() == want.view(np.int32).tolist()
+    assert (want.reshape(40, T, S)[5:][~np.broadcast_to(np.tri(T, S, dtype=bool), (35, T, S))] == 0).all()
+
+
 def test_attention_through_the_layer_matches_numpy(layer):
     rng = np.random.default_rng(5)
     q, k, v = (rng.standard_normal((2, 4, 64, 32)).astype(np.float32) for _ in range(3))
@@ -250,7 +271,7 @@ def test_row_loops_do_not_depend_on_the_thread_count():
         loops.layer_norm_forward_loop(x, w, b, np.float32(1e-5), y, x_hat, rstd)
         loops.layer_norm_backward_loop(g, x_hat, rstd, w, dx)
         s, ds = np.empty_like(x), np.empty_like(x)
-        loops.softmax_forward_loop(x, s)
+        loops.softmax_forward_loop(x, s, 0)
         loops.softmax_backward_loop(g, s, ds)
         results.append(b"".join(a.tobytes() for a in (y, x_hat, rstd, dx, s, ds)))
     assert all(r == results[0] for r in results)

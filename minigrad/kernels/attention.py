@@ -21,6 +21,7 @@ from ..composites import attention as composites
 from ..composites import stands_in_for
 from .. import function
 from ..function import Function
+from . import compiled
 from .softmax import _softmax_rows, softmax_grad_rows
 from .threads import matmul
 
@@ -29,9 +30,12 @@ def _weights(q, k, scale, causal):
     """(Q * scale, A = softmax((Q * scale) K^T) along the last dim, causal: -inf above the diagonal first)."""
     scaled = q * scale
     scores = matmul(scaled, np.swapaxes(k, -1, -2))  # (..., T, S)
+    rows = scores.reshape(-1, scores.shape[-1])
+    if causal and compiled.usable(rows):  # the compiled loop skips the keys above the diagonal itself
+        return scaled, compiled.softmax(rows, causal_rows=scores.shape[-2]).reshape(scores.shape)
     if causal:
         np.copyto(scores, -np.inf, where=~np.tri(*scores.shape[-2:], dtype=bool))
-    return scaled, _softmax_rows(scores.reshape(-1, scores.shape[-1])).reshape(scores.shape)
+    return scaled, _softmax_rows(rows).reshape(scores.shape)
 
 
 @stands_in_for(composites.attend)

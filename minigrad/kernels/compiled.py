@@ -151,11 +151,13 @@ def layer_norm_backward(g2, x_hat, rstd, weight):
 
 # ---- softmax (rows) ------------------------------------------------------------------------------------
 
-def softmax(x2):
+def softmax(x2, causal_rows=0):
     """Softmax along the rows of a float32 C-contiguous (rows, n) x2, each row shifted by its own maximum;
-    weights below the smallest normal float32 are 0, as kernels/softmax.py's."""
+    weights below the smallest normal float32 are 0, as kernels/softmax.py's. causal_rows=T: x2 is a stack
+    of (T, n) score matrices and row i of each reads keys 0..i only, the weights of the others 0: the same
+    bits as setting those scores to -inf first, without writing them or taking their exponentials."""
     y = np.empty_like(x2)
-    _run(_loops.softmax_forward_loop, x2.size, x2, y)
+    _run(_loops.softmax_forward_loop, x2.size, x2, y, causal_rows)
     return y
 
 
@@ -423,17 +425,21 @@ def layer_norm_backward_loop(g, x_hat, rstd, w, dx):
             dr[j] = (gr[j] * w[j] - mean_h - hr[j] * mean_hx) * r
 
 
-def softmax_forward_loop(x, y):
-    # y_j = exp(x_j - max x) / sum_k exp(x_k - max x), row by row; below the smallest normal float32: 0
+def softmax_forward_loop(x, y, causal_rows):
+    # y_j = exp(x_j - max x) / sum_k exp(x_k - max x), row by row; below the smallest normal float32: 0.
+    # causal_rows = T > 0: only keys j <= i % T are read (a key at -inf gives exp(-inf - m) = 0, as here)
     rows, n = x.shape
     for i in prange(rows):
         xr, yr = x[i], y[i]
+        keys = n if causal_rows <= 0 else min(n, i % causal_rows + 1)
         m = xr[0]
-        for j in range(1, n):
+        for j in range(1, keys):
             m = xr[j] if xr[j] > m else m  # (a NaN in the row makes the sum NaN below: a NaN row)
-        for j in range(n):
+        for j in range(keys):
             yr[j] = exp32(xr[j] - m)
-        total = row_sum(yr)
+        for j in range(keys, n):
+            yr[j] = ZERO
+        total = row_sum(yr)  # over the whole row, zeros too: the same order of additions as the masked row
         for j in range(n):
             v = yr[j] / total  # a division, correctly rounded: one allowed key gives exactly 1
             yr[j] = ZERO if v < TINY else v
