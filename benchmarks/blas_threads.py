@@ -17,7 +17,8 @@ function: the price of switching per product size.
 `--sequence` times instead the 48 products of one nanoGPT step (nanogpt_step.py's shapes: 768 rows,
 width 128, four layers; each Linear's forward x W^T and backward g W, g^T x) run one after another,
 as a step runs them, each way in a process of its own: minigrad's matmul as it chooses, minigrad's
-blocks only, np.matmul on OpenBLAS's own threads, and torch.mm. The whole sequence, median of --repeats.
+blocks only (even with no idle core to share them with), np.matmul on OpenBLAS's own threads, and
+torch.mm. The whole sequence, median of --repeats. Under `taskset -c 0` every process has one core.
 
 `--wake` times how long one of minigrad's workers, asleep on its queue, takes to start a task handed
 to it (after a pause of 0.3 s, and 0.5 ms after the last one), and one product (a ViT layer's input
@@ -146,7 +147,7 @@ def time_sequence(way, repeats):
         def run():
             return [torch.mm(a, b) for a, b in pairs]
     else:
-        threads.USE_OPENBLAS_THREADS = way == "minigrad"
+        threads.USE_OPENBLAS_THREADS = threads.ONE_CALL_WITHOUT_HELPERS = way == "minigrad"
         cores = os.cpu_count() or 1
 
         def run():

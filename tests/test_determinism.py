@@ -131,6 +131,7 @@ def test_the_users_blas_threads_are_left_as_they_were(blas_threads):
 def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, monkeypatch):
     monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)
     monkeypatch.setattr(threads, "USE_OPENBLAS_THREADS", False)  # minigrad's blocks for every product  # the workers take part, however busy the machine
+    monkeypatch.setattr(threads, "ONE_CALL_WITHOUT_HELPERS", False)  # on one thread too (the next test: one call)
     cuts = []
     monkeypatch.setattr(threads, "_run", lambda blocks, run=threads._run: cuts.append(len(blocks)) or run(blocks))
     rng = np.random.default_rng(0)
@@ -148,6 +149,38 @@ def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, 
     for other in results[1:]:
         assert other.tobytes() == results[0].tobytes()
     assert len(cuts) == 4 and len(set(cuts)) == 1 and cuts[0] >= 2  # really cut, and the same way each time
+
+
+def test_one_call_without_helpers_gives_the_blocks_bits(monkeypatch):
+    """With no thread to share the blocks with, a product is one BLAS call where the probe shows that call
+    gives the blocks' bits, and the blocks where it does not (float64 (1000, 333) @ (333, 777) here, on
+    OpenBLAS 0.3.31): the blocks' bits either way."""
+    monkeypatch.setattr(threads, "USE_OPENBLAS_THREADS", False)
+    monkeypatch.setattr(threads, "_one_call", {})
+    cuts = []
+    monkeypatch.setattr(threads, "_run", lambda blocks, run=threads._run: cuts.append(len(blocks)) or run(blocks))
+    rng = np.random.default_rng(1)
+    shapes = [((768, 128), (128, 384), np.float32), ((1536, 128), (128, 512), np.float32),
+              ((700, 3000), (3000, 90), np.float32), ((1000, 333), (333, 777), np.float64),
+              ((32, 8, 128, 64), (32, 8, 64, 128), np.float32)]
+    before = mg.get_num_threads()
+    try:
+        mg.set_num_threads(1)
+        for shape_a, shape_b, dtype in shapes:
+            a, b = rng.standard_normal(shape_a).astype(dtype), rng.standard_normal(shape_b).astype(dtype)
+            if a.ndim == 2 and a.shape[0] > 1000:
+                a = np.ascontiguousarray(a.T).T  # a transposed operand, as a weight gradient g^T x passes it
+            blocks, want = threads._blocks(a, b)
+            for block in blocks:
+                threads._with_blas_threads(1, block)
+            cuts.clear()
+            got = threads.matmul(a, b)
+            probed = list(threads._one_call.values())[-1]
+            assert cuts == ([] if probed else [len(blocks)])  # one call exactly where the probe agreed
+            assert got.tobytes() == want.tobytes(), f"{shape_a} @ {shape_b}: not the blocks' bits"
+    finally:
+        mg.set_num_threads(before)
+    assert any(threads._one_call.values()), "no product ran as one call: the test did not test it"
 
 
 @pytest.mark.skipif(threads._blas_get is None, reason="threadpoolctl finds no BLAS whose threads it can set")

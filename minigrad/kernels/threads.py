@@ -245,6 +245,10 @@ def matmul(a, b):
     blocks, out = _blocks(a, b)
     if blocks is None:
         return np.matmul(a, b) if one_blas_thread_anyway else _with_blas_threads(1, np.matmul, a, b)
+    if ONE_CALL_WITHOUT_HELPERS and _helpers(len(blocks)) == 0 and _one_call_agrees(a, b):
+        # no thread to share the blocks with: one BLAS call gives their bits (probed) and packs b once, not
+        # once per block (see ONE_CALL_WITHOUT_HELPERS)
+        return _with_blas_threads(1, np.matmul, a, b)
     _with_blas_threads(1, _run, blocks)  # NumPy releases the GIL inside BLAS
     return out
 
@@ -271,6 +275,34 @@ def _blocks(a, b):
     else:  # whole rows of the output: (rows of a) @ b, with b shared by all blocks
         blocks = [partial(np.matmul, a[..., lo:hi, :], b, out=out[..., lo:hi, :]) for lo, hi in zip(edges, edges[1:])]
     return blocks, out
+
+
+# Whether a product that would be cut into blocks, with no idle core to share them with (one core, or the
+# others busy), is one BLAS call instead where a probe shows that call gives the blocks' bits. Each block
+# packs b again: one call saved 4-7% of each of nanoGPT's products on one core (AMD EPYC, one thread:
+# `taskset -c 0 python benchmarks/blas_threads.py --sequence`, "minigrad" against "minigrad blocks").
+ONE_CALL_WITHOUT_HELPERS = True
+_one_call = {}  # (shapes, strides, dtype) -> whether one BLAS call on one thread gives the blocks' bits
+
+
+def _one_call_agrees(a, b):
+    """Whether np.matmul on one BLAS thread, one call for the whole product, gives the bits of minigrad's
+    blocks for products of a's and b's shapes and layout: probed once per shape on random numbers, as
+    _openblas_agrees probes OpenBLAS's threads (the order of a sum follows the shapes, not the numbers)."""
+    key = (a.shape, a.strides, b.shape, b.strides, a.dtype.char)
+    agrees = _one_call.get(key)
+    if agrees is None:
+        if len(_one_call) >= 4096:  # shapes that keep changing: forget, rather than grow without end
+            _one_call.clear()
+        rng = np.random.default_rng(0)
+        probe_a, probe_b = np.empty_like(a), np.empty_like(b)  # the same shapes and memory order
+        probe_a[...] = rng.standard_normal(a.shape)
+        probe_b[...] = rng.standard_normal(b.shape)
+        blocks, reference = _blocks(probe_a, probe_b)
+        for block in blocks:
+            _with_blas_threads(1, block)
+        agrees = _one_call[key] = _with_blas_threads(1, np.matmul, probe_a, probe_b).tobytes() == reference.tobytes()
+    return agrees
 
 
 # Whether matmul may hand a product to OpenBLAS's own threads where they give the blocks' bits (off:
@@ -375,6 +407,14 @@ def run_rows(kernel, n_rows, row_size):
             kernel(lo, hi)
 
 
+def _helpers(n_tasks):
+    """How many workers _run would wake for n_tasks tasks now: up to _num_threads - 1, only for idle cores."""
+    helpers = min(_num_threads, n_tasks) - 1
+    if helpers > 0 and ONLY_IDLE_CORES:
+        helpers = min(helpers, idle_cores())
+    return helpers
+
+
 def _run(tasks):
     """Call every task (no arguments) once: the caller and up to _num_threads - 1 workers each take
     the next task not yet taken until none is left. Which thread runs a task never changes what it
@@ -385,9 +425,7 @@ def _run(tasks):
     for the tasks a worker has started, never for a worker to wake: if another process takes the
     core meanwhile, the caller does all the tasks itself (a worker that wakes late finds nothing
     left and sleeps again)."""
-    helpers = min(_num_threads, len(tasks)) - 1
-    if helpers > 0 and ONLY_IDLE_CORES:
-        helpers = min(helpers, idle_cores())
+    helpers = _helpers(len(tasks))
     if helpers <= 0:
         for task in tasks:
             task()
