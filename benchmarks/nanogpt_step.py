@@ -2,6 +2,7 @@
 
     python benchmarks/nanogpt_step.py                         # two cores, then both pinned to core 0
     python benchmarks/nanogpt_step.py --cores all --iters 40 --repeats 3
+    python benchmarks/nanogpt_step.py --before /path/to/other/checkout   # and that checkout's minigrad
 
 The model and loop are tests/torch_code/nanogpt_style.py (a GPT written the way nanoGPT writes its
 own, run against whichever `torch` it is given) at nanoGPT's CPU settings for shakespeare_char:
@@ -20,7 +21,9 @@ profiler's self time per aten op; both per iteration, on the threads the library
 `--cores all` runs each process with the threads its library chooses on every core; `--cores one`
 pins both to core 0 with `taskset` (each library then sees one core and uses one thread). The
 libraries alternate within each round; each figure is the median ms/iter over the rounds (each
-round's own figure the median of its iterations after 5 warm-up ones).
+round's own figure the median of its iterations after 5 warm-up ones). `--before CHECKOUT` adds a row
+"before": minigrad from another checkout (first on PYTHONPATH), in the same rounds, for a change's
+before and after in one run.
 """
 import argparse
 import json
@@ -153,11 +156,12 @@ def print_profile(library, step, iters, parts):
         print(f"{ms:8.2f}  {name}")
 
 
-def run(library, iters, pin):
+def run(library, iters, pin, pythonpath=None):
     command = [sys.executable, os.path.abspath(__file__), "--child", library, "--iters", str(iters)]
     if pin:
         command = ["taskset", "-c", "0"] + command
-    done = subprocess.run(command, capture_output=True, text=True)
+    env = dict(os.environ, PYTHONPATH=pythonpath) if pythonpath else None  # --before: that checkout's minigrad
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"{library} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -170,6 +174,7 @@ def main():
     parser.add_argument("--iters", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="where the time goes, op by op (see above)")
+    parser.add_argument("--before", metavar="CHECKOUT", help="also run minigrad from this checkout (row 'before')")
     parser.add_argument("--child", choices=["minigrad", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -182,11 +187,14 @@ def main():
     print(f"nanoGPT CPU settings (4 layers, 4 heads, 128 wide, block 64, batch 12); {args.iters} iterations "
           f"per run (median after 5 warm-up), {args.repeats} round(s), libraries alternating", flush=True)
     print(f"{'cores':>5} {'library':>9} | {'ms/iter':>8} {'peak MB':>8} | {'ratio':>6}  loss: first -> last")
+    rows = {library: (library, None) for library in args.libraries}  # row -> (library, PYTHONPATH)
+    if args.before:
+        rows = {"before": ("minigrad", os.path.abspath(args.before)), **rows}
     for cores in args.cores:
-        runs = {library: [] for library in args.libraries}
+        runs = {row: [] for row in rows}
         for _ in range(args.repeats):
-            for library in args.libraries:
-                runs[library].append(run(library, args.iters, pin=cores == "one"))
+            for row, (library, pythonpath) in rows.items():
+                runs[row].append(run(library, args.iters, pin=cores == "one", pythonpath=pythonpath))
         first = {library: results[0]["first_loss"] for library, results in runs.items()}
         reference = first[args.libraries[0]]
         for library, value in first.items():

@@ -7,6 +7,7 @@ minigrad and in the libraries a user would pick instead, and the matrix products
     python benchmarks/train_step.py --libraries minigrad-model torch-model   # the model classes themselves
     python benchmarks/train_step.py --profile small      # which ops take minigrad's time
     python benchmarks/train_step.py --memory-steps 1000  # resident memory stays flat over 1,000 steps
+    python benchmarks/train_step.py --before /path/to/other/checkout   # row "before": that checkout's minigrad
 
 The libraries (each where installed): `minigrad`; `torch` (PyTorch eager) and `torch-compile`
 (torch.compile of the loss function); `jax` (jax.jit of the whole step, optax's Adam, or a
@@ -470,9 +471,12 @@ def _result(done, library):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _measure(library, size, steps, warmup, minigrad_malloc=True, check_path="", num_threads=None):
+def _measure(library, size, steps, warmup, minigrad_malloc=True, check_path="", num_threads=None, pythonpath=None):
+    env = _env(minigrad_malloc, num_threads)
+    if pythonpath:  # --before: minigrad from that checkout
+        env["PYTHONPATH"] = pythonpath
     done = subprocess.run(_command(library, size, steps, warmup, check_path), capture_output=True, text=True,
-                          env=_env(minigrad_malloc, num_threads))
+                          env=env)
     return _result(done, library)
 
 
@@ -534,6 +538,8 @@ def main():
                         "for its steps and the gemm row; default: minigrad's own default")
     parser.add_argument("--minigrad-malloc-default", action="store_true",
                         help="minigrad's processes leave glibc's malloc as it is (MINIGRAD_MALLOC=default)")
+    parser.add_argument("--before", metavar="CHECKOUT", help="also time minigrad from this checkout (first on "
+                        "PYTHONPATH), in the same rounds: row 'before'")
     parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -569,13 +575,18 @@ def main():
                     check_agreement(paths["minigrad"], paths[lib], lib)
             print(f"{size}: the loss and all gradients of one batch agree with minigrad's (to 2% of each "
                   f"gradient's largest value): {', '.join(agreed) or '-'}")
-        runs = {lib: [] for lib in libraries + ["gemm"]}
+        rows = (["before"] if args.before else []) + libraries + ["gemm"]
+        runs = {lib: [] for lib in rows}
         for _ in range(args.repeats):  # alternate, so that drifts of the machine hit all alike
-            for lib in libraries + ["gemm"]:
-                runs[lib].append(_measure(lib, size, args.steps, args.warmup, tuning))
+            for lib in rows:
+                if lib == "before":
+                    runs[lib].append(_measure("minigrad", size, args.steps, args.warmup, tuning,
+                                              pythonpath=os.path.abspath(args.before)))
+                else:
+                    runs[lib].append(_measure(lib, size, args.steps, args.warmup, tuning))
         ours = float(np.median([r["median_ms"] for r in runs["minigrad" if "minigrad" in runs else libraries[0]]]))
         print(f"{'size':>6} {'library':>15} | {'ms/step':>8} {'peak MB':>8} {'process MB':>10} | {'ratio':>6}")
-        for lib in libraries + ["gemm"]:
+        for lib in rows:
             ms = float(np.median([r["median_ms"] for r in runs[lib]]))
             peak = max((r.get("peak_mb", float("nan")) for r in runs[lib]), default=float("nan"))
             process = max((r.get("process_mb", float("nan")) for r in runs[lib]), default=float("nan"))

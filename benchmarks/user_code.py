@@ -3,6 +3,7 @@
     python benchmarks/user_code.py                              # tiny and small, three attention styles
     python benchmarks/user_code.py --sizes tiny --attention sdpa --steps 60 --repeats 3
     python benchmarks/user_code.py --encoder-decoder            # also benchmarks/train_step.py at tiny
+    python benchmarks/user_code.py --before /path/to/other/checkout   # and that checkout's minigrad
 
 Each run is `python benchmarks/user_gpt.py --library L --size S --attention A`, started the way a
 user starts a script: nothing set from outside (the variables that would tune glibc's malloc are
@@ -15,7 +16,8 @@ backward, gradient clipping, AdamW and OneCycleLR), after 5 warm-up steps; `proc
 run, from the interpreter's start to the last step (imports included: what the user waits for);
 `peak MB` is the process's peak resident memory; `ratio` is minigrad's step time over PyTorch's.
 Before any timing counts, both libraries' losses on one fixed batch (eval mode) must agree to 1e-4
-relative: they train the same model from the same weights on the same text.
+relative: they train the same model from the same weights on the same text. `--before CHECKOUT` adds
+a row "before": minigrad from another checkout (first on PYTHONPATH), in the same rounds.
 
 `--encoder-decoder` then runs benchmarks/train_step.py's tiny encoder-decoder step for minigrad,
 PyTorch eager and JAX jit in the same way (its own table), so one run gives both comparisons.
@@ -41,10 +43,13 @@ def plain_environment():
     return {name: value for name, value in os.environ.items() if name not in OUTSIDE_MALLOC_TUNING}
 
 
-def run_script(library, size, attention, steps):
+def run_script(library, size, attention, steps, pythonpath=None):
     started = time.perf_counter()
+    env = plain_environment()
+    if pythonpath:  # --before: that checkout's minigrad
+        env["PYTHONPATH"] = pythonpath
     done = subprocess.run([sys.executable, SCRIPT, "--library", library, "--size", size, "--attention", attention,
-                           "--steps", str(steps)], capture_output=True, text=True, env=plain_environment())
+                           "--steps", str(steps)], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"{library} {size} {attention} failed:\n{done.stderr[-3000:]}")
@@ -60,6 +65,7 @@ def main():
     parser.add_argument("--libraries", nargs="+", default=["minigrad", "torch"], choices=["minigrad", "torch"])
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--before", metavar="CHECKOUT", help="also run minigrad from this checkout (row 'before')")
     parser.add_argument("--encoder-decoder", action="store_true",
                         help="also run train_step.py's tiny encoder-decoder step (minigrad, torch, jax)")
     args = parser.parse_args()
@@ -77,17 +83,20 @@ def main():
     described = set()
     for size in args.sizes:
         for attention in args.attention:
-            runs = {library: [] for library in args.libraries}
+            rows = {library: (library, None) for library in args.libraries}  # row -> (library, PYTHONPATH)
+            if args.before:
+                rows = {"before": ("minigrad", os.path.abspath(args.before)), **rows}
+            runs = {row: [] for row in rows}
             for _ in range(args.repeats):
-                for library in args.libraries:
-                    runs[library].append(run_script(library, size, attention, args.steps))
+                for row, (library, pythonpath) in rows.items():
+                    runs[row].append(run_script(library, size, attention, args.steps, pythonpath))
             checks = {library: results[0]["check_loss"] for library, results in runs.items()}
             reference = checks[args.libraries[0]]
             for library, value in checks.items():
                 if abs(value - reference) > 1e-4 * abs(reference):
                     raise SystemExit(f"{size} {attention}: {library}'s loss on the fixed batch is {value}, "
                                      f"{args.libraries[0]}'s {reference}: they do not compute the same model")
-            for library in set(args.libraries) - described:  # each child's CPU, BLAS and threads, once
+            for library in set(runs) - described:  # each child's CPU, BLAS and threads, once
                 print(f"{library}'s process: {runs[library][0].get('machine', '?')}")
                 described.add(library)
             step = {library: statistics.median(r["step_ms"] for r in results) for library, results in runs.items()}
