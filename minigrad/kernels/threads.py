@@ -32,8 +32,12 @@ So each product is computed in a way fixed by its shapes, one of two:
   blocks on every thread count from 2 to set_num_threads. The order of a sum depends on the shapes and
   the thread count only, not on the numbers, so the probe holds for every later product of that shape.
 
+A product cut into blocks with no idle core to share them with (one core, or the others busy) is one
+BLAS call on one thread instead, where a probe of the same kind (`_one_call_agrees`) shows that call
+gives the blocks' bits: the blocks would run one after the other anyway, each packing b again.
+
 Either way the result is the blocks' result, for any n (tests/test_determinism.py trains under
-different settings and compares checkpoints, and checks each product both ways).
+different settings and compares checkpoints, and checks each product every way).
 
 The default is one thread per core, at most 4, and extra threads are used only for cores that are
 idle at that moment (`idle_cores`, from the kernel's count of runnable threads, less OpenBLAS's own
