@@ -160,7 +160,9 @@ def run(library, iters, pin, pythonpath=None):
     command = [sys.executable, os.path.abspath(__file__), "--child", library, "--iters", str(iters)]
     if pin:
         command = ["taskset", "-c", "0"] + command
-    env = dict(os.environ, PYTHONPATH=pythonpath) if pythonpath else None  # --before: that checkout's minigrad
+    env = None
+    if pythonpath:  # --before: that checkout's minigrad, first on the path
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [pythonpath, os.environ.get("PYTHONPATH")])))
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"{library} failed:\n{done.stderr[-3000:]}")

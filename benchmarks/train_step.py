@@ -473,8 +473,8 @@ def _result(done, library):
 
 def _measure(library, size, steps, warmup, minigrad_malloc=True, check_path="", num_threads=None, pythonpath=None):
     env = _env(minigrad_malloc, num_threads)
-    if pythonpath:  # --before: minigrad from that checkout
-        env["PYTHONPATH"] = pythonpath
+    if pythonpath:  # --before: minigrad from that checkout, first on the path
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
     done = subprocess.run(_command(library, size, steps, warmup, check_path), capture_output=True, text=True,
                           env=env)
     return _result(done, library)

@@ -46,8 +46,8 @@ def plain_environment():
 def run_script(library, size, attention, steps, pythonpath=None):
     started = time.perf_counter()
     env = plain_environment()
-    if pythonpath:  # --before: that checkout's minigrad
-        env["PYTHONPATH"] = pythonpath
+    if pythonpath:  # --before: that checkout's minigrad, first on the path
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
     done = subprocess.run([sys.executable, SCRIPT, "--library", library, "--size", size, "--attention", attention,
                            "--steps", str(steps)], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started

@@ -712,3 +712,31 @@ def test_bad_inputs_give_clear_errors():
         model(mg.randn(2, 5, 8), mg.randn(3, 4, 8))
     with pytest.raises(ValueError, match="d_model=8"):
         model(mg.randn(2, 5, 8), mg.randn(2, 4, 6))
+
+
+@pytest.mark.parametrize("compiled_layer", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_causal_attention_of_heads_laid_out_batch_second(compiled_layer, dtype, monkeypatch):
+    """q, k, v whose batch dims lie permuted in memory make matmul return non-contiguous scores: the causal
+    mask must still reach the softmax (it once masked the scores after their rows had been copied out), on
+    the NumPy kernels and the compiled layer alike: the same output and gradients as contiguous heads."""
+    from minigrad.kernels import compiled
+    monkeypatch.setattr(compiled, "ENABLED", compiled_layer)
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal((3, 2, 40, 16)).astype(dtype) for _ in range(3)]  # (H, B, T, d) in memory
+
+    def run(layout):
+        leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
+        heads = [layout(t) for t in leaves]  # (B, H, T, d)
+        out = F.scaled_dot_product_attention(*heads, is_causal=True)
+        out.backward(mg.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)).astype(dtype)))
+        return out.detach().numpy(), [t.grad.numpy() for t in leaves]
+
+    out, grads = run(lambda t: t.permute(1, 0, 2, 3))
+    want, want_grads = run(lambda t: t.permute(1, 0, 2, 3).contiguous())
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(out, want, **tol)
+    for g, w in zip(grads, want_grads):
+        np.testing.assert_allclose(g, w, **tol)
+    # and it is causal: the first query sees only the first key, so its output is that key's value
+    np.testing.assert_allclose(out[:, :, 0], np.transpose(arrays[2], (1, 0, 2, 3))[:, :, 0], **tol)

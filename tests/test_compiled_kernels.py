@@ -128,6 +128,17 @@ def test_gelu_results_do_not_depend_on_the_thread_count(layer):
     assert all(r == results[0] for r in results)
 
 
+def test_exp_bounded_gives_exp32s_bits_in_its_range():
+    """GELU's exp without clips: the same bits as exp32 over every 7919th float32 in [-22, 22] (|2 s| <= 21.2)."""
+    loops = compiled.loops()
+    t = np.arange(np.array(-22.0, np.float32).view(np.int32), np.array(-1e-30, np.float32).view(np.int32), -7919,
+                  dtype=np.int32).view(np.float32)
+    t = np.concatenate([t, -t, np.float32([0.0, -0.0])])
+    got = np.array([loops.exp_bounded(v) for v in t], np.float32)
+    want = np.array([loops.exp32(v) for v in t], np.float32)
+    assert got.view(np.int32).tolist() == want.view(np.int32).tolist()
+
+
 def test_exp32_against_float64():
     """The vectorizable exp: within 2 ulps over every 61st float32 in [-104, 89], and its edges."""
     exp32 = compiled.loops().exp32
@@ -144,11 +155,11 @@ def test_exp32_against_float64():
 
 
 
-
 def test_the_gaussian_of_the_gelu_backward_carries_the_rounding_of_x_squared():
     """exp(-x^2 / 2) in float32 with x^2 in two parts: x phi(x) (the backward with Phi = 0) is within 3 ulps of
-    float64 for 1 < |x| < 13, where rounding x^2 alone costs up to x^2 / 2 ulps (63 over these x, checked
-    by hand): so the multiply-add that gives x^2's rounding error really is fused."""
+    float64 for x in (1, 13) and (-3, -1) (below -3 the float64 tail takes over), where rounding x^2 alone
+    costs up to x^2 / 2 ulps (63 over these x, checked by hand): so the multiply-add that gives x^2's
+    rounding error really is fused."""
     loops = compiled.loops()
     step = np.arange(np.array(1.0, np.float32).view(np.int32), np.array(13.0, np.float32).view(np.int32), 1009,
                      dtype=np.int32).view(np.float32)
@@ -159,6 +170,8 @@ def test_the_gaussian_of_the_gelu_backward_carries_the_rounding_of_x_squared():
     want = x64 * np.exp(-0.5 * x64 * x64) / math.sqrt(2.0 * math.pi)
     inner = (x > -3) & (np.abs(want) >= np.finfo(np.float32).tiny)  # (x < -3: the float64 tail's own formula)
     assert ulps(d[inner], want[inner]).max() <= 3
+
+
 def _rows(shape, rng, scale=3.0):
     x = (rng.standard_normal(shape) * scale).astype(np.float32)
     return x

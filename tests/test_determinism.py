@@ -352,6 +352,7 @@ def _woken_workers(monkeypatch, idle, only_idle=True, num_threads=4):
     """How many workers _run wakes for one product cut into blocks, when idle_cores() says `idle`."""
     monkeypatch.setattr(threads, "ONLY_IDLE_CORES", only_idle)
     monkeypatch.setattr(threads, "USE_OPENBLAS_THREADS", False)  # minigrad's blocks
+    monkeypatch.setattr(threads, "ONE_CALL_WITHOUT_HELPERS", False)  # even with no idle core: _run decides
     monkeypatch.setattr(threads, "idle_cores", lambda: idle)
     woken = []
 

@@ -30,11 +30,12 @@ def _weights(q, k, scale, causal):
     """(Q * scale, A = softmax((Q * scale) K^T) along the last dim, causal: -inf above the diagonal first)."""
     scaled = q * scale
     scores = matmul(scaled, np.swapaxes(k, -1, -2))  # (..., T, S)
-    rows = scores.reshape(-1, scores.shape[-1])
+    rows = scores.reshape(-1, scores.shape[-1])  # (a copy where matmul gave non-contiguous scores)
     if causal and compiled.usable(rows):  # the compiled loop skips the keys above the diagonal itself
         return scaled, compiled.softmax(rows, causal_rows=scores.shape[-2]).reshape(scores.shape)
     if causal:
         np.copyto(scores, -np.inf, where=~np.tri(*scores.shape[-2:], dtype=bool))
+        rows = scores.reshape(-1, scores.shape[-1])  # after the mask: the rows above may be a copy
     return scaled, _softmax_rows(rows).reshape(scores.shape)
 
 
