@@ -290,6 +290,19 @@ ONE_CALL_WITHOUT_HELPERS = True
 _one_call = {}  # (shapes, strides, dtype) -> whether one BLAS call on one thread gives the blocks' bits
 
 
+def _probe_operands(a, b, cache):
+    """Random numbers of a's and b's shapes and memory order, for a probe of how their product adds up;
+    the probe's cache is emptied first once it holds 4,096 shapes (shapes that keep changing: forget,
+    rather than grow without end)."""
+    if len(cache) >= 4096:
+        cache.clear()
+    rng = np.random.default_rng(0)
+    probe_a, probe_b = np.empty_like(a), np.empty_like(b)
+    probe_a[...] = rng.standard_normal(a.shape)
+    probe_b[...] = rng.standard_normal(b.shape)
+    return probe_a, probe_b
+
+
 def _one_call_agrees(a, b):
     """Whether np.matmul on one BLAS thread, one call for the whole product, gives the bits of minigrad's
     blocks for products of a's and b's shapes and layout: probed once per shape on random numbers, as
@@ -297,12 +310,7 @@ def _one_call_agrees(a, b):
     key = (a.shape, a.strides, b.shape, b.strides, a.dtype.char)
     agrees = _one_call.get(key)
     if agrees is None:
-        if len(_one_call) >= 4096:  # shapes that keep changing: forget, rather than grow without end
-            _one_call.clear()
-        rng = np.random.default_rng(0)
-        probe_a, probe_b = np.empty_like(a), np.empty_like(b)  # the same shapes and memory order
-        probe_a[...] = rng.standard_normal(a.shape)
-        probe_b[...] = rng.standard_normal(b.shape)
+        probe_a, probe_b = _probe_operands(a, b, _one_call)
         blocks, reference = _blocks(probe_a, probe_b)
         for block in blocks:
             _with_blas_threads(1, block)
@@ -327,12 +335,7 @@ def _openblas_agrees(a, b):
     key = (a.shape, a.strides, b.shape, b.strides, a.dtype.char, _num_threads)
     seconds = _agreement.get(key)
     if seconds is None:
-        if len(_agreement) >= 4096:  # shapes that keep changing: forget, rather than grow without end
-            _agreement.clear()
-        rng = np.random.default_rng(0)
-        probe_a, probe_b = np.empty_like(a), np.empty_like(b)  # the same shapes and memory order
-        probe_a[...] = rng.standard_normal(a.shape)
-        probe_b[...] = rng.standard_normal(b.shape)
+        probe_a, probe_b = _probe_operands(a, b, _agreement)
         times = []
         for _ in range(2):
             start = time.perf_counter()
