@@ -244,19 +244,31 @@ def scale2(p, k):
     return p * a * b
 
 
+def ln2_reduction(t):
+    """(r, k) with t = k ln2 + r, |r| <= ln2 / 2, k = round(t / ln2) (a float32 holding an integer): ln2 in
+    two parts (Cody and Waite), so that r carries no rounding error of k ln2."""
+    kf = np.floor(t * LOG2E + HALF)
+    r = t - kf * LN2_HI
+    r = r - kf * LN2_LO
+    return r, kf
+
+
+def exp_near_zero(r):
+    """e^r for |r| <= ln2 / 2: 1 + r + r^2 Q(r) (float32)."""
+    q = ((((E0 * r + E1) * r + E2) * r + E3) * r + E4) * r + E5
+    return q * r * r + r + ONE
+
+
 def exp_reduced(r, k):
     """e^r 2^k for |r| <= ln2 / 2 (float32)."""
-    q = ((((E0 * r + E1) * r + E2) * r + E3) * r + E4) * r + E5
-    return scale2(q * r * r + r + ONE, k)
+    return scale2(exp_near_zero(r), k)
 
 
 def exp32(t):
     """exp(t) for float32 t, within ~1 ulp; 0 below -104, inf above 88.7, NaN for NaN."""
     c = t if t > EXP_LO else EXP_LO  # NaN takes the lower bound here, and is put back below
     c = c if c < EXP_HI else EXP_HI
-    kf = np.floor(c * LOG2E + HALF)
-    r = c - kf * LN2_HI
-    r = r - kf * LN2_LO
+    r, kf = ln2_reduction(c)
     e = exp_reduced(r, np.int32(kf))
     return e if t == t else t
 
@@ -271,22 +283,16 @@ def gaussian(x):
     low = fused_multiply_add(x, x, -h)
     c = t if t > EXP_LO else EXP_LO  # 0 for |x| > 14.5 (and for x^2 = inf or NaN, whose low part is dropped)
     low = low if t > EXP_LO else ZERO
-    kf = np.floor(c * LOG2E + HALF)
-    r = c - kf * LN2_HI
-    r = r - kf * LN2_LO
-    r = r - HALF * low
-    return exp_reduced(r, np.int32(kf))
+    r, kf = ln2_reduction(c)
+    return exp_reduced(r - HALF * low, np.int32(kf))
 
 
 def exp_bounded(t):
     """exp(t) for a float32 t known to lie within [-87, 88] and not NaN: exp32 without its clips, its NaN
     test and the second factor of 2^k (k is then a normal exponent), so the same bits in 9 fewer vector
     operations (a quarter of the GELU's loop on the development machine)."""
-    kf = np.floor(t * LOG2E + HALF)
-    r = t - kf * LN2_HI
-    r = r - kf * LN2_LO
-    q = ((((E0 * r + E1) * r + E2) * r + E3) * r + E4) * r + E5
-    return (q * r * r + r + ONE) * float32_from_bits(np.int32((np.int32(kf) + 127) << 23))
+    r, kf = ln2_reduction(t)
+    return exp_near_zero(r) * float32_from_bits(np.int32((np.int32(kf) + 127) << 23))
 
 
 def normal_cdf(x):
@@ -516,7 +522,8 @@ def max_pool_2x2_backward_loop(g, found, grad_x):
 
 prange = range  # numba's prange once built; plain range for the Python functions before that
 # in the order they call each other
-_INLINED = ("scale2", "exp_reduced", "exp32", "exp_bounded", "gaussian", "normal_cdf", "replaces_max")
+_INLINED = ("scale2", "ln2_reduction", "exp_near_zero", "exp_reduced", "exp32", "exp_bounded", "gaussian",
+            "normal_cdf", "replaces_max")
 _HELPERS = ("normal_cdf_tail64", "tail_start", "tail_chunks")
 _REDUCING = ("row_sum", "row_dot", "row_dot3")  # with reassoc (their sums in vector lanes); LLVM inlines them
 _PARALLEL = ("gelu_forward_loop", "gelu_backward_loop")
