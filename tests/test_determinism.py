@@ -133,7 +133,7 @@ def test_blocked_matmul_is_bit_identical_for_any_thread_count(shape_a, shape_b, 
     monkeypatch.setattr(threads, "USE_OPENBLAS_THREADS", False)  # minigrad's blocks for every product  # the workers take part, however busy the machine
     monkeypatch.setattr(threads, "ONE_CALL_WITHOUT_HELPERS", False)  # on one thread too (the next test: one call)
     cuts = []
-    monkeypatch.setattr(threads, "_run", lambda blocks, run=threads._run: cuts.append(len(blocks)) or run(blocks))
+    monkeypatch.setattr(threads, "_run", lambda blocks, *helpers, run=threads._run: cuts.append(len(blocks)) or run(blocks, *helpers))
     rng = np.random.default_rng(0)
     a = rng.standard_normal(shape_a, dtype=np.float32)
     b = rng.standard_normal(shape_b, dtype=np.float32)
@@ -158,7 +158,7 @@ def test_one_call_without_helpers_gives_the_blocks_bits(monkeypatch):
     monkeypatch.setattr(threads, "USE_OPENBLAS_THREADS", False)
     monkeypatch.setattr(threads, "_one_call", {})
     cuts = []
-    monkeypatch.setattr(threads, "_run", lambda blocks, run=threads._run: cuts.append(len(blocks)) or run(blocks))
+    monkeypatch.setattr(threads, "_run", lambda blocks, *helpers, run=threads._run: cuts.append(len(blocks)) or run(blocks, *helpers))
     rng = np.random.default_rng(1)
     shapes = [((768, 128), (128, 384), np.float32), ((1536, 128), (128, 512), np.float32),
               ((700, 3000), (3000, 90), np.float32), ((1000, 333), (333, 777), np.float64),
@@ -297,7 +297,7 @@ def test_row_blocked_kernels_are_bit_identical_to_unblocked_for_any_thread_count
     x.reshape(-1, shape[-1])[::7] *= 100  # rows whose exponentials underflow with softmax's global shift
     g = rng.standard_normal(shape, dtype=np.float32)
     cuts = []
-    monkeypatch.setattr(threads, "_run", lambda tasks, run=threads._run: cuts.append(len(tasks)) or run(tasks))
+    monkeypatch.setattr(threads, "_run", lambda tasks, *helpers, run=threads._run: cuts.append(len(tasks)) or run(tasks, *helpers))
     monkeypatch.setattr(threads, "SHARE_ROW_BLOCKS", True)  # the blocks really run on the worker threads
     monkeypatch.setattr(threads, "ONLY_IDLE_CORES", False)
     # the NumPy kernels' row blocks (the compiled layer's loops: tests/test_compiled_kernels.py)

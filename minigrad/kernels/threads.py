@@ -250,11 +250,12 @@ def matmul(a, b):
     blocks, out = _blocks(a, b)
     if blocks is None:
         return np.matmul(a, b) if one_blas_thread_anyway else _with_blas_threads(1, np.matmul, a, b)
-    if ONE_CALL_WITHOUT_HELPERS and _helpers(len(blocks)) == 0 and _one_call_agrees(a, b):
+    helpers = _helpers(len(blocks))
+    if ONE_CALL_WITHOUT_HELPERS and helpers == 0 and _one_call_agrees(a, b):
         # no thread to share the blocks with: one BLAS call gives their bits (probed) and packs b once, not
         # once per block (see ONE_CALL_WITHOUT_HELPERS)
         return _with_blas_threads(1, np.matmul, a, b, out)
-    _with_blas_threads(1, _run, blocks)  # NumPy releases the GIL inside BLAS
+    _with_blas_threads(1, _run, blocks, helpers)  # NumPy releases the GIL inside BLAS
     return out
 
 
@@ -423,7 +424,7 @@ def _helpers(n_tasks):
     return helpers
 
 
-def _run(tasks):
+def _run(tasks, helpers=None):
     """Call every task (no arguments) once: the caller and up to _num_threads - 1 workers each take
     the next task not yet taken until none is left. Which thread runs a task never changes what it
     computes (each writes its own slice of an output), so this balances the work freely.
@@ -432,8 +433,9 @@ def _run(tasks):
     two cores each run on their own core instead of taking turns on both. And the caller waits only
     for the tasks a worker has started, never for a worker to wake: if another process takes the
     core meanwhile, the caller does all the tasks itself (a worker that wakes late finds nothing
-    left and sleeps again)."""
-    helpers = _helpers(len(tasks))
+    left and sleeps again). `helpers`: the caller's _helpers(len(tasks)), if it has just counted them."""
+    if helpers is None:
+        helpers = _helpers(len(tasks))
     if helpers <= 0:
         for task in tasks:
             task()
