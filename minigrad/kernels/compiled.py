@@ -395,6 +395,25 @@ def row_sum(a):
     return s
 
 
+def ordered_key(bits):
+    """An integer that orders float32s as their values do, from a float's int32 bits: a negative float's
+    bits count up as it goes down, so all but the sign bit are flipped (-0 sorts just below +0, a NaN with
+    the sign bit clear above +inf). Its own inverse."""
+    return bits ^ ((bits >> 31) & 0x7FFFFFFF)
+
+
+def row_max(a, n):
+    """The largest of a[:n] (n >= 1, a C-contiguous float32 row), or a NaN if a[:n] has one with the sign bit
+    clear. Taken on ordered_key integers: LLVM takes an integer maximum in vector lanes, where a float
+    maximum ran one element after another (a 4-cycle chain: most of softmax's time)."""
+    bits = a.view(np.int32)
+    best = ordered_key(bits[0])
+    for j in range(1, n):
+        key = ordered_key(bits[j])
+        best = key if key > best else best
+    return float32_from_bits(np.int32(ordered_key(best)))
+
+
 def row_dot(a, b):
     s = ZERO
     for j in range(a.size):
@@ -442,9 +461,7 @@ def softmax_forward_loop(x, y, causal_rows):
     for i in prange(rows):
         xr, yr = x[i], y[i]
         keys = n if causal_rows <= 0 else min(n, i % causal_rows + 1)
-        m = xr[0]
-        for j in range(1, keys):
-            m = xr[j] if xr[j] > m else m  # (a NaN in the row makes the sum NaN below: a NaN row)
+        m = row_max(xr, keys)  # (a NaN in the row makes its exp, and so the sum, NaN below: a NaN row)
         for j in range(keys):
             yr[j] = exp32(xr[j] - m)
         for j in range(keys, n):
@@ -522,7 +539,7 @@ def max_pool_2x2_backward_loop(g, found, grad_x):
 
 prange = range  # numba's prange once built; plain range for the Python functions before that
 # in the order they call each other
-_INLINED = ("scale2", "ln2_reduction", "exp_near_zero", "exp_reduced", "exp32", "exp_bounded", "gaussian",
+_INLINED = ("ordered_key", "row_max", "scale2", "ln2_reduction", "exp_near_zero", "exp_reduced", "exp32", "exp_bounded", "gaussian",
             "normal_cdf", "replaces_max")
 _HELPERS = ("normal_cdf_tail64", "tail_start", "tail_chunks")
 _REDUCING = ("row_sum", "row_dot", "row_dot3")  # with reassoc (their sums in vector lanes); LLVM inlines them
