@@ -3,23 +3,34 @@ thread each, on the float32 shapes of nanoGPT's CPU step (and LeNet's first max 
 backward of each op through the public API, the three interleaved in every round, min and median of
 the rounds in microseconds.
 
-    python benchmarks/compiled_kernels.py [--rounds 30] [--crossover] [--accuracy] [--step N]
+    python benchmarks/compiled_kernels.py [--rounds 30] [--crossover] [--accuracy] [--step N] [--parallel]
 
 --crossover also times GELU's forward + backward on and off the layer for small sizes: where the
 compiled call (numba's dispatch, several microseconds) starts to pay, which sets compiled.MIN_ELEMENTS.
 --step N times nanoGPT's training step at its CPU settings (tests/torch_code/nanogpt_style.py, as
 benchmarks/nanogpt_step.py builds it) in this one process for N rounds, each round one step with the
 layer off, one on, and one on with the loops kept to one thread: min and median ms, on minigrad's threads.
+--parallel times each compiled loop (kernels/compiled.py's COST_NS) on one thread and on all of
+minigrad's threads, at sizes from 2^16 to 2^20 elements, with a millisecond of other single-threaded work
+(np.sin) before every call, as a training step leaves numba's workers asleep between loops: min of two
+medians in microseconds, and the one-thread nanoseconds per element. This sets COST_NS and
+PARALLEL_MICROSECONDS. Run it without --rounds (150 calls per figure) and on two or more cores.
 --accuracy prints each case's float32 error on the three paths against minigrad in float64 (which is
 NumPy's): the largest absolute error of the output and of the first input's gradient over the largest
 magnitude, as benchmarks/float32_accuracy.py measures.
 """
 import argparse
 import os
+import statistics
+import sys
 import time
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# The op comparisons run one thread each. --step and --parallel run on minigrad's threads, without PyTorch:
+# OMP_NUM_THREADS=1, or PyTorch's OpenMP loaded in the process, holds numba's loops to one thread.
+MINIGRAD_ONLY = bool({"--step", "--parallel"} & set(sys.argv))
+if not MINIGRAD_ONLY:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
@@ -29,6 +40,8 @@ import minigrad.nn.functional as F
 from minigrad.kernels import compiled
 
 try:
+    if MINIGRAD_ONLY:
+        raise ImportError
     import torch
 except ImportError:
     torch = None
@@ -65,9 +78,12 @@ def main():
     parser.add_argument("--crossover", action="store_true")
     parser.add_argument("--accuracy", action="store_true")
     parser.add_argument("--step", type=int, default=0, metavar="N")
+    parser.add_argument("--parallel", action="store_true")
     args = parser.parse_args()
     if args.step:
         return nanogpt_steps(args.step)
+    if args.parallel:
+        return parallel_crossover()
     mg.set_num_threads(1)
     if torch is not None:
         torch.set_num_threads(1)
@@ -112,9 +128,6 @@ def main():
 
 
 def nanogpt_steps(rounds):
-    import statistics
-    import sys
-
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "torch_code"))
     import nanogpt_style
 
@@ -138,16 +151,64 @@ def nanogpt_steps(rounds):
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
-    configs = {"off": (False, compiled.PARALLEL_ELEMENTS), "on": (True, compiled.PARALLEL_ELEMENTS),
-               "on, loops on 1 thread": (True, 1 << 62)}
+    configs = {"off": (False, compiled.PARALLEL_MICROSECONDS), "on": (True, compiled.PARALLEL_MICROSECONDS),
+               "on, loops on 1 thread": (True, float("inf"))}
     times = {name: [] for name in configs}
     for _ in range(rounds + 3):
         for name, (on, parallel) in configs.items():
-            compiled.ENABLED, compiled.PARALLEL_ELEMENTS = on, parallel
+            compiled.ENABLED, compiled.PARALLEL_MICROSECONDS = on, parallel
             x, y = batch()
             times[name].append(timed(step, x, y))
     for name, t in times.items():
         print(f"nanoGPT step, layer {name:22s} min {min(t[3:]) * 1e3:6.1f}  median {statistics.median(t[3:]) * 1e3:6.1f} ms")
+
+
+def parallel_crossover(calls=150):
+    """Each loop on one thread and on minigrad's threads, its workers asleep before each call (see --parallel)."""
+    print(machine.describe("minigrad"))
+    if compiled.loops() is None:
+        return print("numba is not installed: no compiled loops")
+    rng = np.random.default_rng(0)
+    other_work = rng.standard_normal(1 << 18).astype(np.float32)
+    saved = compiled.PARALLEL_MICROSECONDS
+
+    def median_us(call, threshold):
+        times = []
+        for _ in range(calls):
+            np.sin(other_work)  # about a millisecond of other work: numba's workers go back to sleep
+            compiled.PARALLEL_MICROSECONDS = threshold
+            times.append(timed(call))
+        return statistics.median(times) * 1e6
+
+    print(f"minigrad threads {mg.get_num_threads()}; us on one thread / on all, and one thread's ns per element")
+    for n in (1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20):
+        x, g = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        y, cdf = compiled.gelu(x)
+        rows = x.reshape(-1, 128)
+        w, b = np.ones(128, np.float32), np.zeros(128, np.float32)
+        _, x_hat, rstd = compiled.layer_norm(rows, w, b, 1e-5)
+        weights = compiled.softmax(rows)
+        m, v, p = np.zeros_like(x), np.ones_like(x), x.copy()
+        planes = x.reshape(-1, 8, 32, 32)
+        pooled, found = compiled.max_pool_2x2(planes)
+        loops = {
+            "gelu_forward_loop": lambda: compiled.gelu(x),
+            "gelu_backward_loop": lambda: compiled.gelu_backward(x, cdf, g),
+            "layer_norm_forward_loop": lambda: compiled.layer_norm(rows, w, b, 1e-5),
+            "layer_norm_backward_loop": lambda: compiled.layer_norm_backward(rows, x_hat, rstd, w),
+            "softmax_forward_loop": lambda: compiled.softmax(rows),
+            "softmax_backward_loop": lambda: compiled.softmax_backward(rows, weights),
+            "adam_loop": lambda: compiled.adam_update(p, g, m, v, 1.0, 0.9, 0.999, 0.99, 1e-8, 1e-3),
+            "max_pool_2x2_forward_loop": lambda: compiled.max_pool_2x2(planes),
+            "max_pool_2x2_backward_loop": lambda: compiled.max_pool_2x2_backward(pooled, found, planes.shape),
+        }
+        figures = []
+        for name, call in loops.items():
+            one = min(median_us(call, float("inf")) for _ in range(2))
+            every = min(median_us(call, 0.0) for _ in range(2))
+            figures.append(f"{name.replace('_loop', '')} {one:.0f}/{every:.0f} ({1000 * one / n:.2f})")
+        print(f"n={n:8d}: " + "  ".join(figures))
+    compiled.PARALLEL_MICROSECONDS = saved
 
 
 def outputs(lib, f, arrays, upstream):

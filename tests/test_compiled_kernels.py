@@ -290,6 +290,24 @@ def test_row_loops_do_not_depend_on_the_thread_count():
     assert all(r == results[0] for r in results)
 
 
+def test_a_loop_wakes_a_second_thread_only_when_one_would_take_long_enough(monkeypatch):
+    # A sleeping worker takes longer to start than a short loop lasts (compiled.PARALLEL_MICROSECONDS)
+    from minigrad.kernels import threads
+    loops = compiled.loops()
+    assert set(compiled.COST_NS) == set(compiled._ROWS + compiled._PARALLEL)  # every loop _run calls has a cost
+    monkeypatch.setattr(threads, "idle_cores", lambda: 1)
+    monkeypatch.setattr(threads, "get_num_threads", lambda: 2)
+    two = min(2, loops.max_threads)
+    assert compiled._threads_for("layer_norm_forward_loop", 1 << 19) == 1  # ~240 us on one thread
+    assert compiled._threads_for("gelu_forward_loop", 1 << 20) == two  # ~1 ms
+    assert compiled._threads_for("softmax_forward_loop", 1 << 20) == two
+    monkeypatch.setattr(threads, "idle_cores", lambda: 0)  # no idle core: one thread, however long
+    assert compiled._threads_for("gelu_forward_loop", 1 << 20) == 1
+    monkeypatch.setattr(threads, "idle_cores", lambda: 1)
+    monkeypatch.setattr(compiled, "PARALLEL_MICROSECONDS", 0.0)
+    assert compiled._threads_for("max_pool_2x2_forward_loop", 1 << 10) == two
+
+
 @pytest.mark.parametrize("options", [dict(), dict(weight_decay=0.1), dict(maximize=True, weight_decay=0.0),
                                      dict(amsgrad=True)])
 @pytest.mark.parametrize("optimizer", ["AdamW", "Adam"])

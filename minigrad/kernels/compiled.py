@@ -28,7 +28,8 @@ The lower tail of GELU (x < -3) is redone in float64 inside the loop, as element
 
 Threads: each loop is a numba prange over blocks; every output element (or row) is computed by one
 iteration, the same way for any thread count, so results never depend on the threads. The count
-follows minigrad's (threads.get_num_threads(), and only cores that are idle, as for the products).
+follows minigrad's (threads.get_num_threads(), and only cores that are idle, as for the products), for
+loops long enough to repay waking a worker (PARALLEL_MICROSECONDS).
 The first call of each loop compiles it: about 5.5 s for the seven of a Transformer's step on the
 development machine (AMD EPYC), 1.8 s for the two of the max pool (`NUMBA_CACHE_DIR=$(mktemp -d)
 python benchmarks/compiled_kernels.py --rounds 1`, its "first call"), 0.4 s to load them from numba's
@@ -54,8 +55,18 @@ MIN_ELEMENTS = 1 << 10
 # Elements per prange iteration of the elementwise loops: large enough that a thread's share is worth
 # waking it for, fixed so that the cut never depends on the thread count.
 BLOCK = 1 << 13
-# Working around a thread start that costs more than the work: below this size a loop runs on one thread.
-PARALLEL_ELEMENTS = 1 << 16
+# A loop runs on more than one thread only where one thread would take PARALLEL_MICROSECONDS or more. A
+# worker asleep since the last loop, as in a training step after a millisecond of other work, takes 60-100 us
+# to start, which smaller loops do not win back (`python benchmarks/compiled_kernels.py --parallel`, AMD EPYC:
+# layer norm's forward over 524,288 numbers 188 us on one thread, 230 on two; GELU's forward over 1,048,576
+# numbers 987 and 676). The one-thread time is the size times the loop's COST_NS, its nanoseconds per element
+# there (softmax's rows of 24 cost 2.6, of 128 and more 1.0). With the old rule, two threads from 65,536
+# elements on, nanoGPT's step ran 3-8% slower than with every loop on one thread (in-process A/B, alternating
+# steps); with this one, within 2% of it, and the loops large enough to gain still share.
+PARALLEL_MICROSECONDS = 400.0
+COST_NS = {"gelu_forward_loop": 1.0, "gelu_backward_loop": 0.7, "layer_norm_forward_loop": 0.45,
+           "layer_norm_backward_loop": 0.27, "softmax_forward_loop": 1.0, "softmax_backward_loop": 0.2,
+           "adam_loop": 0.55, "max_pool_2x2_forward_loop": 0.12, "max_pool_2x2_backward_loop": 0.4}
 
 _F32 = np.dtype(np.float32)
 _loops = None  # the compiled loops (a namespace) once built; False when numba cannot be imported
@@ -98,17 +109,18 @@ def loops():
     return _loops or None
 
 
-def _threads_for(n):
-    """How many of numba's threads a loop over n elements uses: minigrad's count, only for idle cores."""
+def _threads_for(name, n):
+    """How many of numba's threads loop `name` over n elements uses: one where one thread takes less than
+    PARALLEL_MICROSECONDS, else minigrad's count, only for idle cores."""
     wanted = threads.get_num_threads()
-    if n < PARALLEL_ELEMENTS or wanted <= 1:
+    if n * COST_NS[name] < 1000.0 * PARALLEL_MICROSECONDS or wanted <= 1:
         return 1
     return 1 + min(wanted - 1, threads.idle_cores(), _loops.max_threads - 1)
 
 
-def _run(loop, n, *args):
-    _loops.set_num_threads(_threads_for(n))
-    loop(*args)
+def _run(name, n, *args):
+    _loops.set_num_threads(_threads_for(name, n))
+    getattr(_loops, name)(*args)
 
 
 # ---- GELU (exact) ------------------------------------------------------------------------------------
@@ -117,7 +129,7 @@ def gelu(x):
     """(y, cdf) of the exact GELU on a float32 C-contiguous x: y = x Phi(x), cdf = Phi(x)."""
     flat = x.reshape(-1)
     y, cdf = np.empty_like(flat), np.empty_like(flat)
-    _run(_loops.gelu_forward_loop, flat.size, flat, y, cdf)
+    _run("gelu_forward_loop", flat.size, flat, y, cdf)
     return y.reshape(x.shape), cdf.reshape(x.shape)
 
 
@@ -125,7 +137,7 @@ def gelu_backward(x, cdf, grad):
     """grad * (Phi(x) + x phi(x)) for float32 C-contiguous arrays of one shape."""
     flat = x.reshape(-1)
     out = np.empty_like(flat)
-    _run(_loops.gelu_backward_loop, flat.size, flat, cdf.reshape(-1), grad.reshape(-1), out)
+    _run("gelu_backward_loop", flat.size, flat, cdf.reshape(-1), grad.reshape(-1), out)
     return out.reshape(x.shape)
 
 
@@ -136,7 +148,7 @@ def layer_norm(x2, weight, bias, eps):
     weight and bias of D elements: as kernels/layer_norm.py computes them (rstd of shape (rows, 1))."""
     rows, D = x2.shape
     y, x_hat, rstd = np.empty_like(x2), np.empty_like(x2), np.empty((rows, 1), np.float32)
-    _run(_loops.layer_norm_forward_loop, x2.size, x2, weight.reshape(D), bias.reshape(D), np.float32(eps),
+    _run("layer_norm_forward_loop", x2.size, x2, weight.reshape(D), bias.reshape(D), np.float32(eps),
          y, x_hat, rstd.reshape(rows))
     return y, x_hat, rstd
 
@@ -145,7 +157,7 @@ def layer_norm_backward(g2, x_hat, rstd, weight):
     """dx = rstd (h - mean(h) - x_hat mean(h x_hat)), h = g weight, row by row (float32 (rows, D))."""
     rows, D = g2.shape
     dx = np.empty_like(g2)
-    _run(_loops.layer_norm_backward_loop, g2.size, g2, x_hat, rstd.reshape(rows), weight.reshape(D), dx)
+    _run("layer_norm_backward_loop", g2.size, g2, x_hat, rstd.reshape(rows), weight.reshape(D), dx)
     return dx
 
 
@@ -157,14 +169,14 @@ def softmax(x2, causal_rows=0):
     of (T, n) score matrices and row i of each reads keys 0..i only, the weights of the others 0: the same
     bits as setting those scores to -inf first, without writing them or taking their exponentials."""
     y = np.empty_like(x2)
-    _run(_loops.softmax_forward_loop, x2.size, x2, y, causal_rows)
+    _run("softmax_forward_loop", x2.size, x2, y, causal_rows)
     return y
 
 
 def softmax_backward(g2, y2):
     """dx = y (g - sum(g y)) along the rows (float32 (rows, n)), subnormal results 0."""
     dx = np.empty_like(g2)
-    _run(_loops.softmax_backward_loop, g2.size, g2, y2, dx)
+    _run("softmax_backward_loop", g2.size, g2, y2, dx)
     return dx
 
 
@@ -175,7 +187,7 @@ def adam_update(p, g, m, v, decay, beta1, beta2, bias2_sqrt, eps, step_size):
     float32 operations in the same order (so the same bits):  p *= decay;  m = beta1 m + (1 - beta1) g;
     v = beta2 v + (1 - beta2) g g;  p -= step_size m / (sqrt(v) / bias2_sqrt + eps)."""
     c = [np.float32(a) for a in (decay, beta1, 1.0 - beta1, beta2, 1.0 - beta2, bias2_sqrt, eps, step_size)]
-    _run(_loops.adam_loop, p.size, p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), *c)
+    _run("adam_loop", p.size, p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), *c)
 
 
 # ---- max pool over 2x2 tiles ---------------------------------------------------------------------------
@@ -187,7 +199,7 @@ def max_pool_2x2(x):
     n, c, h, w = x.shape
     planes, out = n * c, (h // 2, w // 2)
     values, found = np.empty((planes, *out), x.dtype), np.empty((planes, *out), np.uint8)
-    _run(_loops.max_pool_2x2_forward_loop, x.size, x.reshape(planes, h, w), values, found)
+    _run("max_pool_2x2_forward_loop", x.size, x.reshape(planes, h, w), values, found)
     return values.reshape(n, c, -1), found.reshape(-1)
 
 
@@ -197,7 +209,7 @@ def max_pool_2x2_backward(grad, found, shape):
     n, c, h, w = shape
     planes, out = n * c, (h // 2, w // 2)
     grad_x = np.empty(shape, grad.dtype)
-    _run(_loops.max_pool_2x2_backward_loop, grad_x.size, grad.reshape(planes, *out), found.reshape(planes, *out),
+    _run("max_pool_2x2_backward_loop", grad_x.size, grad.reshape(planes, *out), found.reshape(planes, *out),
          grad_x.reshape(planes, h, w))
     return grad_x
 
