@@ -551,8 +551,8 @@ def max_pool_2x2_backward_loop(g, found, grad_x):
 
 prange = range  # numba's prange once built; plain range for the Python functions before that
 # in the order they call each other
-_INLINED = ("ordered_key", "row_max", "scale2", "ln2_reduction", "exp_near_zero", "exp_reduced", "exp32", "exp_bounded", "gaussian",
-            "normal_cdf", "replaces_max")
+_INLINED = ("ordered_key", "row_max", "scale2", "ln2_reduction", "exp_near_zero", "exp_reduced", "exp32",
+            "exp_bounded", "gaussian", "normal_cdf", "replaces_max")
 _HELPERS = ("normal_cdf_tail64", "tail_start", "tail_chunks")
 _REDUCING = ("row_sum", "row_dot", "row_dot3")  # with reassoc (their sums in vector lanes); LLVM inlines them
 _PARALLEL = ("gelu_forward_loop", "gelu_backward_loop")
