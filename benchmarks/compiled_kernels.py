@@ -183,7 +183,7 @@ def parallel_crossover(calls=150):
     print(f"minigrad threads {mg.get_num_threads()}; us on one thread / on all, and one thread's ns per element")
     for n in (1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20):
         x, g = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
-        y, cdf = compiled.gelu(x)
+        _, cdf = compiled.gelu(x)
         rows = x.reshape(-1, 128)
         w, b = np.ones(128, np.float32), np.zeros(128, np.float32)
         _, x_hat, rstd = compiled.layer_norm(rows, w, b, 1e-5)
