@@ -3,13 +3,15 @@ thread each, on the float32 shapes of nanoGPT's CPU step (and LeNet's first max 
 backward of each op through the public API, the three interleaved in every round, min and median of
 the rounds in microseconds.
 
-    python benchmarks/compiled_kernels.py [--rounds 30] [--crossover] [--accuracy] [--step N] [--parallel]
+    python benchmarks/compiled_kernels.py [--rounds 30] [--crossover] [--accuracy] [--step N [--model M]] [--parallel]
 
 --crossover also times GELU's forward + backward on and off the layer for small sizes: where the
 compiled call (numba's dispatch, several microseconds) starts to pay, which sets compiled.MIN_ELEMENTS.
 --step N times nanoGPT's training step at its CPU settings (tests/torch_code/nanogpt_style.py, as
-benchmarks/nanogpt_step.py builds it) in this one process for N rounds, each round one step with the
-layer off, one on, and one on with the loops kept to one thread: min and median ms, on minigrad's threads.
+benchmarks/nanogpt_step.py builds it), or with --model tiny/small train_step.py's step of that size, in this
+one process for N rounds, each round one step with the layer off, one on, one on with the loops kept to
+one thread, and one on with the old thread rule (a second thread from 65,536 elements on, before issue
+41's sixth pass): min and median ms, on minigrad's threads.
 --parallel times each compiled loop (kernels/compiled.py's COST_NS) on one thread and on all of
 minigrad's threads, at sizes from 2^16 to 2^20 elements, with a millisecond of other single-threaded work
 (np.sin) before every call, as a training step leaves numba's workers asleep between loops: min of two
@@ -37,7 +39,7 @@ import numpy as np
 import machine  # beside this script
 import minigrad as mg
 import minigrad.nn.functional as F
-from minigrad.kernels import compiled
+from minigrad.kernels import compiled, threads
 
 try:
     if MINIGRAD_ONLY:
@@ -78,10 +80,11 @@ def main():
     parser.add_argument("--crossover", action="store_true")
     parser.add_argument("--accuracy", action="store_true")
     parser.add_argument("--step", type=int, default=0, metavar="N")
+    parser.add_argument("--model", choices=["nanogpt", "tiny", "small"], default="nanogpt")
     parser.add_argument("--parallel", action="store_true")
     args = parser.parse_args()
     if args.step:
-        return nanogpt_steps(args.step)
+        return training_steps(args.step, args.model)
     if args.parallel:
         return parallel_crossover()
     mg.set_num_threads(1)
@@ -127,7 +130,16 @@ def main():
     compiled.ENABLED = True
 
 
-def nanogpt_steps(rounds):
+def old_thread_rule(name, n):
+    """compiled._threads_for as it was before issue 41's sixth pass: a second thread for every loop of 65,536
+    elements or more (where a core is idle), however short the loop."""
+    if n < 1 << 16 or mg.get_num_threads() <= 1:
+        return 1
+    return 1 + min(mg.get_num_threads() - 1, threads.idle_cores(), compiled.loops().max_threads - 1)
+
+
+def nanogpt_step():
+    """One training step of nanoGPT at its CPU settings, a new batch each call."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "torch_code"))
     import nanogpt_style
 
@@ -139,28 +151,39 @@ def nanogpt_steps(rounds):
     rng = np.random.default_rng(0)
     data = rng.integers(0, 65, size=200_000).astype(np.uint16)
 
-    def batch():
+    def step(i):
         ix = rng.integers(len(data) - 64, size=12)
-        return (mg.stack([mg.from_numpy(data[i:i + 64].astype(np.int64)) for i in ix]),
-                mg.stack([mg.from_numpy(data[i + 1:i + 65].astype(np.int64)) for i in ix]))
-
-    def step(x, y):
+        x = mg.stack([mg.from_numpy(data[j:j + 64].astype(np.int64)) for j in ix])
+        y = mg.stack([mg.from_numpy(data[j + 1:j + 65].astype(np.int64)) for j in ix])
         _, loss = model(x, y)
         loss.backward()
         mg.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+    return step
 
-    configs = {"off": (False, compiled.PARALLEL_MICROSECONDS), "on": (True, compiled.PARALLEL_MICROSECONDS),
-               "on, loops on 1 thread": (True, float("inf"))}
+
+def training_steps(rounds, model):
+    """nanoGPT's step, or train_step.py's encoder-decoder step of that size, in this process: each round
+    runs one step per configuration (the order reversed every other round), min and median ms."""
+    if model == "nanogpt":
+        step = nanogpt_step()
+    else:
+        import train_step  # beside this script
+        step, _ = train_step.make_step("minigrad", train_step.SIZES[model])
+    current_rule = compiled._threads_for
+    configs = {"off": (False, current_rule), "on": (True, current_rule),
+               "on, loops on 1 thread": (True, lambda name, n: 1),
+               "on, the old thread rule": (True, old_thread_rule)}
     times = {name: [] for name in configs}
-    for _ in range(rounds + 3):
-        for name, (on, parallel) in configs.items():
-            compiled.ENABLED, compiled.PARALLEL_MICROSECONDS = on, parallel
-            x, y = batch()
-            times[name].append(timed(step, x, y))
+    for i in range(rounds + 3):
+        for name in (list(configs) if i % 2 else list(configs)[::-1]):
+            compiled.ENABLED, compiled._threads_for = configs[name]
+            times[name].append(timed(step, i))
+    compiled.ENABLED, compiled._threads_for = True, current_rule
+    print(machine.describe("minigrad"))
     for name, t in times.items():
-        print(f"nanoGPT step, layer {name:22s} min {min(t[3:]) * 1e3:6.1f}  median {statistics.median(t[3:]) * 1e3:6.1f} ms")
+        print(f"{model} step, layer {name:24s} min {min(t[3:]) * 1e3:6.1f}  median {statistics.median(t[3:]) * 1e3:6.1f} ms")
 
 
 def parallel_crossover(calls=150):
