@@ -190,6 +190,8 @@ def test_softmax_matches_the_numpy_kernel(layer, shape):
         rows[3, 0] = 3e38  # huge: weights 1 and 0
         rows[4, :] = -1e30  # a row far below the others (NumPy's global shift redoes it)
         rows[5, 0] += 120.0  # weights that would be subnormal: 0 on both paths
+        rows[6, 3] = -np.float32(np.nan)  # a NaN with its sign bit set, which row_max's integer keys put lowest
+        rows[7, -1] = rows[7].max() + 1.0  # the row's maximum at its end
     g = rng.standard_normal(shape).astype(np.float32)
     f = lambda t: F.softmax(t, dim=-1)  # noqa: E731
     (y1, (d1,)), (y0, (d0,)) = layer(True, f, x, upstream=g), layer(False, f, x, upstream=g)
