@@ -60,9 +60,10 @@ BLOCK = 1 << 13
 # to start, which smaller loops do not win back (`python benchmarks/compiled_kernels.py --parallel`, AMD EPYC:
 # layer norm's forward over 524,288 numbers 188 us on one thread, 230 on two; GELU's forward over 1,048,576
 # numbers 987 and 676). The one-thread time is the size times the loop's COST_NS, its nanoseconds per element
-# there (softmax's rows of 24 cost 2.6, of 128 and more 1.0). With the old rule, two threads from 65,536
-# elements on, nanoGPT's step ran 3-8% slower than with every loop on one thread (in-process A/B, alternating
-# steps); with this one, within 2% of it, and the loops large enough to gain still share.
+# there (softmax's rows of 24 cost 2.6, of 128 and more 1.0). nanoGPT's step, median of 60 in one process
+# (`python benchmarks/compiled_kernels.py --step 60`): 42.6 ms with this rule, 42.7 with every loop on one
+# thread, 45.8 with the old rule (two threads from 65,536 elements on); the loops large enough to gain
+# still share.
 PARALLEL_MICROSECONDS = 400.0
 COST_NS = {"gelu_forward_loop": 1.0, "gelu_backward_loop": 0.7, "layer_norm_forward_loop": 0.45,
            "layer_norm_backward_loop": 0.27, "softmax_forward_loop": 1.0, "softmax_backward_loop": 0.2,
